@@ -1,0 +1,44 @@
+"""reverie: a daemon-less, self-learning memory loop for AI agents."""
+
+__version__ = "0.1.0.dev0"
+
+from reverie.actors.writer import Decision
+from reverie.clock import Clock, ManualClock, SystemClock
+from reverie.config import Config
+from reverie.errors import (
+    ClosedError,
+    ConfigError,
+    ReverieError,
+    StoreBusy,
+    StoreError,
+    ToolInputError,
+)
+from reverie.runtime import Namespace, Reverie, Session, open
+from reverie.snapshot import Snapshot
+from reverie.stores.records import Entry, Episode, Fact, LedgerRecord, SearchHit, SearchResults
+
+__all__ = [
+    "Clock",
+    "ClosedError",
+    "Config",
+    "ConfigError",
+    "Decision",
+    "Entry",
+    "Episode",
+    "Fact",
+    "LedgerRecord",
+    "ManualClock",
+    "Namespace",
+    "Reverie",
+    "ReverieError",
+    "SearchHit",
+    "SearchResults",
+    "Session",
+    "Snapshot",
+    "StoreBusy",
+    "StoreError",
+    "SystemClock",
+    "ToolInputError",
+    "__version__",
+    "open",
+]

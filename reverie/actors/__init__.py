@@ -1,0 +1,1 @@
+"""The actors: the writer (L1) now; extractor, flusher, reviewer and the review stages follow."""

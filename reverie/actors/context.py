@@ -1,0 +1,32 @@
+"""What every actor is given: the stores, the projector, settings, the clock and the bus."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from opentelemetry import trace
+
+from reverie.bus.bus import Bus
+from reverie.clock import Clock, iso
+from reverie.config import Config
+from reverie.stores.db import Database
+from reverie.stores.projection import Projector
+
+
+@dataclass(frozen=True)
+class Services:
+    db: Database
+    projector: Projector
+    config: Config
+    clock: Clock
+    bus: Bus
+    tracer: trace.Tracer
+
+    def now(self) -> str:
+        return iso(self.clock.now())
+
+
+def new_id(prefix: str) -> str:
+    """A stable, unique, opaque id: ``ent-…`` for entries, ``fct-…`` for facts."""
+    return f"{prefix}-{uuid.uuid4().hex[:16]}"

@@ -1,0 +1,1 @@
+"""The in-process message bus: typed messages, bounded mailboxes, lazily spawned actors."""

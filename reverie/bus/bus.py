@@ -1,0 +1,185 @@
+"""The bus: routes each message to the actors subscribed to its type, one actor per
+(actor kind, namespace), spun up on demand and gone when its mailbox is empty.
+
+Mailboxes are bounded memory object streams, so a producer that outruns an actor waits
+(back-pressure) instead of growing memory. ``pending`` is counted synchronously when a
+message is accepted, so an actor never exits while a message for it is on its way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
+
+from reverie.bus.actor import Actor
+from reverie.bus.messages import Envelope, Message, Reply
+from reverie.config import ActorConfig
+from reverie.errors import ClosedError, ReverieError
+from reverie.telemetry.logs import get_logger
+
+log = get_logger("reverie.bus")
+
+ActorFactory = Callable[[str], Actor]
+
+
+class ActorDisabled(ReverieError):
+    """The actor's kill switch is off."""
+
+
+@dataclass
+class _Mailbox:
+    send: MemoryObjectSendStream[Envelope]
+    receive: MemoryObjectReceiveStream[Envelope]
+    pending: int = 0
+    asks: list[Reply] = field(default_factory=list)
+
+
+class Bus:
+    """Message routing and actor lifecycles inside one task group owned by the runtime."""
+
+    def __init__(self, tg: TaskGroup, settings: ActorConfig, tracer: trace.Tracer) -> None:
+        self._tg = tg
+        self._settings = settings
+        self._tracer = tracer
+        self._routes: dict[type[Message], list[tuple[str, ActorFactory]]] = {}
+        self._mailboxes: dict[tuple[str, str], _Mailbox] = {}
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._closed = False
+        self.failures = 0
+
+    def subscribe(self, kind: str, message_types: tuple[type[Message], ...],
+                  factory: ActorFactory) -> None:
+        for message_type in message_types:
+            self._routes.setdefault(message_type, []).append((kind, factory))
+
+    def statistics(self) -> dict[str, int]:
+        """Pending messages per live mailbox, for tests and diagnostics."""
+        return {f"{kind}:{ns}": box.pending for (kind, ns), box in self._mailboxes.items()}
+
+    async def tell(self, message: Message, *, cause: Envelope | None = None) -> int:
+        """Fire and forget to every subscriber; returns how many actors it reached."""
+        routes = self._routes.get(type(message), [])
+        for kind, factory in routes:
+            envelope = Envelope(message, cause_id=cause.id if cause else None)
+            await self._deliver(kind, factory, envelope)
+        return len(routes)
+
+    async def ask(self, message: Message, timeout_s: float | None = None) -> Any:
+        """Send to the one subscriber of the message's type and wait for its answer."""
+        routes = self._routes.get(type(message), [])
+        if len(routes) != 1:
+            raise ReverieError(f"{type(message).__name__} needs exactly one subscriber")
+        kind, factory = routes[0]
+        reply = Reply()
+        await self._deliver(kind, factory, Envelope(message, reply=reply))
+        with anyio.fail_after(timeout_s or self._settings.ask_timeout_s):
+            return await reply.wait()
+
+    async def _deliver(self, kind: str, factory: ActorFactory, envelope: Envelope) -> None:
+        if self._closed:
+            raise ClosedError("the runtime is closing; no new messages are accepted")
+        key = (kind, envelope.message.namespace)
+        box = self._mailboxes.get(key)
+        if box is None:
+            actor = factory(envelope.message.namespace)
+            if not actor.enabled:
+                if envelope.reply is not None:
+                    envelope.reply.fail(ActorDisabled(f"{kind} is disabled by configuration"))
+                return
+            send, receive = anyio.create_memory_object_stream[Envelope](
+                self._settings.mailbox_size
+            )
+            box = _Mailbox(send, receive)
+            self._mailboxes[key] = box
+            if self._idle.is_set():
+                self._idle = anyio.Event()
+            self._tg.start_soon(self._run, kind, key, actor, box)
+        box.pending += 1
+        if envelope.reply is not None:
+            box.asks.append(envelope.reply)
+        try:
+            await box.send.send(envelope)
+        except BaseException:
+            box.pending -= 1
+            raise
+
+    async def _run(self, kind: str, key: tuple[str, str], actor: Actor, box: _Mailbox) -> None:
+        try:
+            await actor.on_start()
+            while box.pending:
+                envelope = await box.receive.receive()
+                try:
+                    await self._handle(kind, actor, envelope)
+                finally:
+                    box.pending -= 1
+                    if envelope.reply is not None and envelope.reply in box.asks:
+                        box.asks.remove(envelope.reply)
+        finally:
+            del self._mailboxes[key]
+            box.send.close()
+            box.receive.close()
+            for reply in box.asks:
+                reply.fail(ClosedError(f"{kind} stopped before answering"))
+            with anyio.CancelScope(shield=True):
+                try:
+                    await actor.on_stop()
+                except Exception as exc:  # fail-silent: never raise into the host
+                    log.warning("actor_stop_failed", actor=kind, error=repr(exc))
+            if not self._mailboxes:
+                self._idle.set()
+
+    async def _handle(self, kind: str, actor: Actor, envelope: Envelope) -> None:
+        message = envelope.message
+        token = otel_context.attach(envelope.context)
+        try:
+            with self._tracer.start_as_current_span(
+                f"reverie.{kind} {type(message).__name__}", record_exception=False,
+                set_status_on_exception=False,
+            ) as span:
+                span.set_attribute("reverie.actor", kind)
+                span.set_attribute("reverie.namespace", message.namespace)
+                span.set_attribute("reverie.message.id", envelope.id)
+                if envelope.cause_id is not None:
+                    span.set_attribute("reverie.message.cause_id", envelope.cause_id)
+                try:
+                    with anyio.fail_after(actor.budget_s):
+                        result = await actor.on_receive(envelope)
+                except Exception as exc:
+                    self.failures += 1
+                    span.record_exception(exc)
+                    span.set_status(Status(StatusCode.ERROR, repr(exc)))
+                    log.error("actor_failed", actor=kind, namespace=message.namespace,
+                              message=type(message).__name__, error=repr(exc))
+                    if envelope.reply is not None:
+                        envelope.reply.fail(exc)
+                    try:
+                        await actor.on_failure(envelope, exc)
+                    except Exception as again:
+                        log.error("actor_on_failure_failed", actor=kind, error=repr(again))
+                else:
+                    if envelope.reply is not None:
+                        envelope.reply.set(result)
+        finally:
+            otel_context.detach(token)
+
+    async def wait_idle(self) -> None:
+        """Until no actor has pending work (messages sent meanwhile are waited for too)."""
+        while self._mailboxes:
+            await self._idle.wait()
+        await anyio.lowlevel.checkpoint()
+
+    async def close(self) -> None:
+        """Refuse new messages, let mailboxes drain within the drain timeout."""
+        self._closed = True
+        with anyio.move_on_after(self._settings.drain_timeout_s or math.inf):
+            await self.wait_idle()

@@ -1,0 +1,113 @@
+"""The messages that travel on the bus: frozen, typed, one class per event or request."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from opentelemetry import context as otel_context
+
+from reverie.tools import Command
+
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Every message belongs to one namespace, the isolation boundary."""
+
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded(Message):
+    session_id: str
+    episode_id: int
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionIdle(Message):
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PreCompact(Message):
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded(Message):
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewDue(Message):
+    force: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall(Message):
+    """A validated in-session tool call for the writer (an ask: the reply is the result)."""
+
+    session_id: str | None
+    command: Command
+    actor: str = "writer"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord(Message):
+    """A session turn to record as an episode (an ask: the reply is the Episode)."""
+
+    session_id: str
+    user: str | None
+    assistant: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Restore(Message):
+    """Bring a removed / replaced entry (or an earlier fact value) back (an ask)."""
+
+    entry_id: str
+
+
+class Reply:
+    """The answer slot of an ask: set once, by the actor, with a value or an error."""
+
+    def __init__(self) -> None:
+        self._done = anyio.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def set(self, value: Any) -> None:
+        if not self._done.is_set():
+            self._value = value
+            self._done.set()
+
+    def fail(self, error: BaseException) -> None:
+        if not self._done.is_set():
+            self._error = error
+            self._done.set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    async def wait(self) -> Any:
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A message in transit: its id, its cause's id, the span context it was sent under."""
+
+    message: Message
+    id: int = field(default_factory=lambda: next(_ids))
+    cause_id: int | None = None
+    context: otel_context.Context = field(default_factory=otel_context.get_current)
+    reply: Reply | None = None

@@ -1,0 +1,295 @@
+"""Every number in DESIGN.md as one typed, frozen settings object.
+
+The library never reads the environment on its own: ``Config.load`` is called at the edge
+(the CLI, or a host that wants it) with a TOML file and/or an environment mapping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Self
+
+from reverie.errors import ConfigError
+
+DEFAULT_MEMORY_CAP = 3000
+DEFAULT_USER_CAP = 2000
+DEFAULT_SOUL_CAP = 1500
+DEFAULT_SETTINGS_CAP = 600
+DEFAULT_PROFILE_CAP = 600
+
+
+@dataclass(frozen=True)
+class CapsConfig:
+    """Rendered-size caps (characters) of the injected stores."""
+
+    memory: int = DEFAULT_MEMORY_CAP
+    user: int = DEFAULT_USER_CAP
+    soul: int = DEFAULT_SOUL_CAP
+    user_settings: int = DEFAULT_SETTINGS_CAP
+    agent_profile: int = DEFAULT_PROFILE_CAP
+
+
+@dataclass(frozen=True)
+class WriterConfig:
+    """L1: the in-session write path."""
+
+    enabled: bool = True
+    max_topics: int = 10
+    jaccard_threshold: float = 0.8
+    max_content_chars: int = 4000
+    max_skill_chars: int = 20000
+    max_name_chars: int = 64
+    dedupe_candidates: int = 50
+    timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class ExtractorConfig:
+    """L2: per-turn extraction (no model call)."""
+
+    enabled: bool = True
+    min_chars: int = 20
+
+
+@dataclass(frozen=True)
+class FlusherConfig:
+    """L3: the idle flush."""
+
+    enabled: bool = True
+    max_memory_adds: int = 2
+    max_topic_saves: int = 5
+
+
+@dataclass(frozen=True)
+class DistillerConfig:
+    """L4: daily distillation."""
+
+    enabled: bool = True
+    interval_h: float = 24.0
+    max_topics: int = 5
+    summary_chars: int = 1000
+
+
+@dataclass(frozen=True)
+class LinterConfig:
+    """L5: weekly wiki lint."""
+
+    enabled: bool = True
+    interval_h: float = 168.0
+    breaker_s: float = 180.0
+
+
+@dataclass(frozen=True)
+class PromoterConfig:
+    """L6: weekly promotion of durable topic facts into MEMORY.md."""
+
+    promotion_enabled: bool = True
+    interval_h: float = 168.0
+    min_chain_depth: int = 2
+    min_age_h: float = 72.0
+    max_candidates: int = 8
+    max_writes: int = 2
+    rewrite_chars: int = 220
+    decided_fifo: int = 400
+
+
+@dataclass(frozen=True)
+class CuratorConfig:
+    """L7: skill retirement."""
+
+    enabled: bool = True
+    idle_days: float = 90.0
+
+
+@dataclass(frozen=True)
+class ReviewerConfig:
+    """L8: the bg_review bus."""
+
+    enabled: bool = True
+    cooldown_h: float = 6.0
+    lease_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class ActorConfig:
+    """Mailbox and shutdown limits shared by every actor."""
+
+    mailbox_size: int = 64
+    ask_timeout_s: float = 60.0
+    drain_timeout_s: float = 10.0
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """SQLite settings; ``synchronous`` FULL survives power loss, not only process death."""
+
+    busy_timeout_ms: int = 10000
+    synchronous: str = "FULL"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The model seam: empty ``url`` means the offline model."""
+
+    url: str = ""
+    api_key: str = ""
+    name: str = ""
+    timeout_s: float = 30.0
+    retries: int = 2
+
+
+@dataclass(frozen=True)
+class Config:
+    """All of reverie's settings; every section has safe defaults."""
+
+    caps: CapsConfig = field(default_factory=CapsConfig)
+    writer: WriterConfig = field(default_factory=WriterConfig)
+    extractor: ExtractorConfig = field(default_factory=ExtractorConfig)
+    flusher: FlusherConfig = field(default_factory=FlusherConfig)
+    distiller: DistillerConfig = field(default_factory=DistillerConfig)
+    linter: LinterConfig = field(default_factory=LinterConfig)
+    promoter: PromoterConfig = field(default_factory=PromoterConfig)
+    curator: CuratorConfig = field(default_factory=CuratorConfig)
+    reviewer: ReviewerConfig = field(default_factory=ReviewerConfig)
+    actors: ActorConfig = field(default_factory=ActorConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Self:
+        """Build from a ``{section: {key: value}}`` mapping, rejecting unknown names."""
+        sections: dict[str, Any] = {}
+        known = {f.name: f for f in fields(cls)}
+        for name, values in data.items():
+            if name not in known:
+                raise ConfigError(f"unknown config section {name!r}; known: {sorted(known)}")
+            if not isinstance(values, Mapping):
+                raise ConfigError(f"config section {name!r} must be a table")
+            section_type = _section_type(name)
+            sections[name] = _build_section(name, section_type, values)
+        return cls(**sections)
+
+    @classmethod
+    def load(
+        cls, path: str | Path | None = None, environ: Mapping[str, str] | None = None
+    ) -> Self:
+        """TOML file first, then ``REVERIE_<SECTION>_<KEY>`` variables on top."""
+        data: dict[str, dict[str, Any]] = {}
+        if path is not None:
+            try:
+                with open(path, "rb") as handle:
+                    loaded = tomllib.load(handle)
+            except OSError as exc:
+                raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+            for name, values in loaded.items():
+                if not isinstance(values, dict):
+                    raise ConfigError(f"config section {name!r} must be a table")
+                data[name] = dict(values)
+        for section, key, raw in _env_items(environ or {}):
+            data.setdefault(section, {})[key] = _coerce_env(section, key, raw)
+        return cls.from_mapping(data)
+
+    def with_section(self, name: str, **changes: Any) -> Config:
+        """A copy with some keys of one section changed (tests, simulations)."""
+        return replace(self, **{name: replace(getattr(self, name), **changes)})
+
+
+def _section_type(name: str) -> type[Any]:
+    hints = typing.get_type_hints(Config)
+    section = hints[name]
+    assert isinstance(section, type)
+    return section
+
+
+def _field_type(section: str, key: str) -> Any:
+    hints = typing.get_type_hints(_section_type(section))
+    if key not in hints:
+        known = sorted(hints)
+        raise ConfigError(f"unknown config key {section}.{key}; known: {known}")
+    return hints[key]
+
+
+def _build_section(name: str, section_type: type[Any], values: Mapping[str, Any]) -> Any:
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        expected = _field_type(name, key)
+        kwargs[key] = _check_type(f"{name}.{key}", expected, value)
+    return section_type(**kwargs)
+
+
+def _check_type(where: str, expected: Any, value: Any) -> Any:
+    if isinstance(expected, types.UnionType):
+        expected = next(t for t in typing.get_args(expected) if t is not type(None))
+    if expected is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, not {value!r}")
+        return value
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if expected is int and isinstance(value, bool):
+        raise ConfigError(f"{where} must be an integer, not {value!r}")
+    if not isinstance(value, expected):
+        raise ConfigError(f"{where} must be {expected.__name__}, not {value!r}")
+    return value
+
+
+def _env_items(environ: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    sections = sorted((f.name for f in fields(Config)), key=len, reverse=True)
+    items: list[tuple[str, str, str]] = []
+    for name, raw in environ.items():
+        if not name.startswith("REVERIE_"):
+            continue
+        rest = name.removeprefix("REVERIE_").lower()
+        for section in sections:
+            if rest.startswith(section + "_"):
+                items.append((section, rest.removeprefix(section + "_"), raw))
+                break
+    return items
+
+
+def _coerce_env(section: str, key: str, raw: str) -> Any:
+    expected = _field_type(section, key)
+    where = f"REVERIE_{section.upper()}_{key.upper()}"
+    try:
+        if expected is bool:
+            lowered = raw.strip().lower()
+            if lowered in {"1", "true", "yes", "on"}:
+                return True
+            if lowered in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(raw)
+        if expected is int:
+            return int(raw)
+        if expected is float:
+            return float(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{where}={raw!r} is not a valid {expected.__name__}") from exc
+    return raw
+
+
+def _validate(config: Config) -> None:
+    for section in fields(config):
+        value = getattr(config, section.name)
+        for item in dataclasses.fields(value):
+            number = getattr(value, item.name)
+            if isinstance(number, bool) or not isinstance(number, int | float):
+                continue
+            if number < 0:
+                raise ConfigError(f"{section.name}.{item.name} must not be negative")
+    if not 0.0 < config.writer.jaccard_threshold <= 1.0:
+        raise ConfigError("writer.jaccard_threshold must be in (0, 1]")
+    if config.store.synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
+        raise ConfigError("store.synchronous must be OFF, NORMAL, FULL or EXTRA")
+    if config.actors.mailbox_size < 1:
+        raise ConfigError("actors.mailbox_size must be at least 1")

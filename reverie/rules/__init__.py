@@ -1,0 +1,1 @@
+"""Pure rules with no I/O: near-duplicate tiers, the supersede rule, tool-input validation."""

@@ -1,0 +1,110 @@
+"""Near-duplicate detection in tiers: normalised exact match, then Jaccard on word sets.
+
+A pair is only a near-duplicate when it also carries the same *values* (numbers, versions,
+hosts, paths, ids): "timeout is 30s" and "timeout is 45s" share most words but are two
+different facts, and treating them as one would silently lose the newer value.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from enum import StrEnum
+
+REINFORCE_MARK = re.compile(r"\s*⟦×\d+⟧\s*$")
+_TOKEN = re.compile(r"[\w][\w./:@#%+-]*", re.UNICODE)
+_TRAILING = ".,:;!?-/"
+
+STOPWORDS = frozenset(
+    """a an the this that these those of to in on at for from by with as and or but so
+    is are was were be been being am it its it's i'm we our you your he she they them
+    their his her my me us do does did has have had will would should can could may
+    now currently actually still also just really very please note noted fyi
+    there here which who whom what when where about into over than then""".split()
+)
+# Negations change a fact's meaning; they are never dropped as stop words.
+NEGATIONS = frozenset({"not", "no", "never", "don't", "doesn't", "isn't", "aren't", "won't"})
+
+
+class Tier(StrEnum):
+    """Which tier caught a near-duplicate."""
+
+    EXACT = "exact"
+    JACCARD = "jaccard"
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A near-duplicate verdict: which tier caught it and how similar the word sets were."""
+
+    tier: Tier
+    similarity: float
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased tokens; dots, slashes and colons inside a token are kept (hosts, paths)."""
+    text = unicodedata.normalize("NFKC", REINFORCE_MARK.sub("", text)).casefold()
+    out = []
+    for raw in _TOKEN.findall(text):
+        token = raw.rstrip(_TRAILING)
+        if token:
+            out.append(token)
+    return out
+
+
+def normalise(text: str) -> str:
+    """The exact-match tier's key: case, spacing, punctuation and the ⟦×N⟧ mark ignored."""
+    return " ".join(tokens(text))
+
+
+def stem(word: str) -> str:
+    """A deliberately light suffix stripper: enough to equate 'deploys' and 'deploy'."""
+    if is_value(word) or len(word) <= 4:
+        return word
+    for suffix in ("ing", "ies", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def word_set(text: str) -> frozenset[str]:
+    """Content words, stemmed, for the Jaccard tier."""
+    return frozenset(
+        stem(t) for t in tokens(text) if t in NEGATIONS or t not in STOPWORDS
+    )
+
+
+def is_value(token: str) -> bool:
+    """Numbers, versions, hosts, paths, ids, e-mail addresses: what a correction changes."""
+    if any(c.isdigit() for c in token):
+        return True
+    if "/" in token or "@" in token or "\\" in token:
+        return True
+    if "." in token.strip(".") and not token.endswith("."):
+        return True  # host.name, file.ext, module.attr
+    return False
+
+
+def values(text: str) -> frozenset[str]:
+    """The value tokens of a text."""
+    return frozenset(t for t in tokens(text) if is_value(t))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / |a ∪ b|; two empty sets are identical."""
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def near_duplicate(new: str, old: str, threshold: float) -> Match | None:
+    """The tiered check; ``None`` means the two texts are different facts."""
+    if normalise(new) == normalise(old):
+        return Match(Tier.EXACT, 1.0)
+    if values(new) != values(old):
+        return None
+    score = jaccard(word_set(new), word_set(old))
+    if score >= threshold:
+        return Match(Tier.JACCARD, score)
+    return None

@@ -1,0 +1,141 @@
+"""The supersede rule: when does a new topic fact replace a live one?
+
+A new fact SUPERSEDES a live fact of the same topic only when both are about the same
+subject and say something different about it. "Same subject" is decided by rules, in order:
+
+1. **Claim match.** Both split into *subject* and *value* at a relation word ("is", "are",
+   "uses", "runs on", "moved to", "=", ":" …). The subjects' content words are equal (or
+   one contains the other and both have at least two words), and the values differ.
+   "The deploy timeout is 30s" → "The deploy timeout is 45s" supersedes;
+   "The staging host is a" → "The production host is b" does not (different subjects).
+2. **Skeleton match.** With every value token (numbers, versions, hosts, paths, ids)
+   blanked out, the two texts have the same content words, and their values differ:
+   "Postgres 15 on port 5432" → "Postgres 16 on port 5432".
+3. **Explicit correction.** "Actually it is Y, not X" / "Y instead of X": the live fact
+   whose text contains X is superseded, whatever its subject.
+
+Anything else — merely related facts, a pronoun subject with nothing to anchor it, an
+unrelated statement — is ADDed. Near-duplicates are caught before this rule (NOOP).
+Among several matching live facts the most recent one is superseded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reverie.rules.similarity import NEGATIONS, STOPWORDS, is_value, stem, tokens
+
+_CORRECTION_PREFIX = re.compile(
+    r"^\s*(actually|correction|update|updated|wait|no|oops|sorry)\b[\s,:;!.-]*", re.I
+)
+_NOT_X = re.compile(r"(?:,|;|\s)\s*(?:and\s+)?not\s+(?P<old>[^,;.]+?)\s*[.!]?\s*$", re.I)
+_INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
+_RELATIONS = [
+    "is located at", "is located in", "has moved to", "has changed to", "is set to",
+    "runs on", "lives in", "lives at", "moved to", "changed to", "set to", "points to",
+    "defaults to", "listens on", "is now", "are now", "has been", "have been",
+    "is", "are", "was", "were", "equals", "uses", "use", "becomes", "became", "costs",
+    "takes", "=", ":", "->", "→",
+]
+_RELATION = re.compile(
+    r"(?:^|\s)(" + "|".join(re.escape(r) for r in _RELATIONS) + r")(?:\s|$)", re.I
+)
+_PREPOSITIONS = frozenset({"in", "on", "at", "by", "to", "during", "for", "from", "with"})
+_PRONOUNS = frozenset({"it", "this", "that", "they", "he", "she", "we", "i", "you", "there"})
+_FILLER = frozenset({"now", "currently", "actually", "no", "longer", "still", "really"})
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a fact says, split for the rule."""
+
+    subject: frozenset[str]
+    value: frozenset[str]
+    skeleton: frozenset[str]
+    values: frozenset[str]
+    negated: str | None
+    pronoun_subject: bool
+
+
+def _content(words: Sequence[str]) -> frozenset[str]:
+    return frozenset(
+        stem(w) for w in words if w in NEGATIONS or (w not in STOPWORDS and w not in _FILLER)
+    )
+
+
+def parse(text: str) -> Claim:
+    """Split a fact into subject, value, skeleton and any explicitly negated old value."""
+    body = _CORRECTION_PREFIX.sub("", text, count=1)
+    negated = None
+    for pattern in (_NOT_X, _INSTEAD_OF):
+        found = pattern.search(body)
+        if found:
+            negated = found.group("old").strip()
+            body = body[: found.start()] + body[found.end():]
+            break
+    relation = _RELATION.search(body)
+    if relation:
+        subject_words = tokens(body[: relation.start(1)])
+        value_words = tokens(body[relation.end(1):])
+    else:
+        subject_words, value_words = [], tokens(body)
+    all_words = tokens(body)
+    skeleton = frozenset(
+        stem(w) for w in all_words if not is_value(w) and w not in STOPWORDS and w not in _FILLER
+    )
+    if _is_event(value_words):
+        subject_words = []  # "X was added in sprint 12" reports an event, not X's state
+    subject = _content(subject_words)
+    pronoun = bool(subject_words) and all(
+        w in _PRONOUNS or w in STOPWORDS or w in _FILLER for w in subject_words
+    )
+    return Claim(
+        subject=subject,
+        value=_content(value_words),
+        skeleton=skeleton,
+        values=frozenset(w for w in all_words if is_value(w)),
+        negated=negated,
+        pronoun_subject=pronoun,
+    )
+
+
+def _is_event(value_words: Sequence[str]) -> bool:
+    return (
+        len(value_words) >= 2
+        and value_words[0].endswith("ed")
+        and value_words[1] in _PREPOSITIONS
+    )
+
+
+def _same_subject(new: Claim, old: Claim) -> bool:
+    if new.pronoun_subject or not new.subject or not old.subject:
+        return False
+    if new.subject == old.subject:
+        return True
+    small, large = sorted((new.subject, old.subject), key=len)
+    return len(small) >= 2 and small <= large and len(large) - len(small) <= 1
+
+
+def supersedes(new_text: str, old_text: str) -> bool:
+    """True when ``new_text`` is a correction of ``old_text`` under the rule above."""
+    new, old = parse(new_text), parse(old_text)
+    if new.negated:
+        negated = set(tokens(new.negated)) - STOPWORDS
+        if negated and negated <= set(tokens(old_text)):
+            return True
+    if _same_subject(new, old) and new.value != old.value and new.value:
+        return True
+    if new.values and old.values and new.values != old.values:
+        if new.skeleton and new.skeleton == old.skeleton:
+            return True
+    return False
+
+
+def pick_superseded(new_text: str, live: Sequence[tuple[str, str]]) -> str | None:
+    """Of ``(fact_id, text)`` pairs, oldest first, the id the new fact supersedes, if any."""
+    for fact_id, text in reversed(live):
+        if supersedes(new_text, text):
+            return fact_id
+    return None

@@ -1,0 +1,365 @@
+"""The facade hosts hold: ``Reverie`` (one home), ``Namespace`` and ``Session``.
+
+``Reverie`` is an ``async with`` object that owns a task group in the host's event loop;
+every actor runs inside it, so closing the runtime drains and then ends all of them.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+from anyio.abc import TaskGroup
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
+
+from reverie.actors.context import Services
+from reverie.actors.writer import Writer, error_result
+from reverie.bus.bus import Bus
+from reverie.bus.messages import (
+    PreCompact,
+    Restore,
+    SessionEnded,
+    SessionIdle,
+    ToolCall,
+    TurnRecord,
+)
+from reverie.clock import Clock, SystemClock
+from reverie.config import Config
+from reverie.errors import ClosedError, ReverieError, ToolInputError
+from reverie.snapshot import Snapshot, take
+from reverie.stores import entries, episodes, ledger, topics
+from reverie.stores import search as search_store
+from reverie.stores.db import Database
+from reverie.stores.projection import Projector
+from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults
+from reverie.telemetry.logs import get_logger
+from reverie.telemetry.tracing import tool_attributes, tracer
+from reverie.tools import TopicCommand, parse_call, schemas
+
+log = get_logger("reverie.runtime")
+
+DEFAULT_NAMESPACE = "default"
+_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9])?$")
+_MAX_TURN_CHARS = 100_000
+
+
+class State(Enum):
+    NEW = "new"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+def _check_name(kind: str, value: object) -> str:
+    if not isinstance(value, str) or not _NAME.match(value) or ".." in value:
+        raise ReverieError(
+            f"{kind} must be 1-64 letters, digits, '.', '_' or '-' (not starting or ending "
+            f"with a separator), got {value!r}"
+        )
+    return value
+
+
+class Reverie:
+    """One home: the database, the projections, the bus and its actors."""
+
+    def __init__(self, home: str | Path, config: Config | None = None, model: Any = None,
+                 clock: Clock | None = None,
+                 tracer_provider: trace.TracerProvider | None = None) -> None:
+        self.home = Path(home)
+        self.config = config or Config()
+        self.model = model
+        self.clock: Clock = clock or SystemClock()
+        self._tracer = tracer(tracer_provider)
+        self._state = State.NEW
+        self._tg: TaskGroup | None = None
+        self._services: Services | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._state is not State.NEW:
+            raise ClosedError("a Reverie runtime opens once; create a new one with reverie.open")
+        self.home.mkdir(parents=True, exist_ok=True)
+        db = await Database.open(self.home / "reverie.db", self.config.store)
+        tg = anyio.create_task_group()
+        try:
+            await tg.__aenter__()
+        except BaseException:
+            await db.close()
+            raise
+        self._tg = tg
+        bus = Bus(tg, self.config.actors, self._tracer)
+        self._services = Services(db=db, projector=Projector(self.home), config=self.config,
+                                  clock=self.clock, bus=bus, tracer=self._tracer)
+        services = self._services
+        bus.subscribe(Writer.name, Writer.handles, lambda ns: Writer(ns, services))
+        self._state = State.OPEN
+        try:
+            await self._rebuild_projections()
+        except BaseException as exc:
+            await self.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> bool | None:
+        if self._state is not State.OPEN:
+            return None
+        self._state = State.CLOSED
+        services, tg = self._services, self._tg
+        assert services is not None and tg is not None
+        try:
+            with anyio.CancelScope(shield=True):
+                await services.bus.close()
+            tg.cancel_scope.cancel()
+            return await tg.__aexit__(exc_type, exc, tb)
+        finally:
+            await services.db.close()
+
+    async def _rebuild_projections(self) -> None:
+        s = self.services
+        async with s.projector.locked(), s.db.reading() as conn:
+            for namespace in await entries.namespaces(conn):
+                rebuilt = await s.projector.rebuild(conn, namespace)
+                if rebuilt:
+                    log.info("projections_rebuilt", namespace=namespace, files=rebuilt)
+
+    @property
+    def services(self) -> Services:
+        if self._state is not State.OPEN or self._services is None:
+            raise ClosedError(
+                f"the runtime is {self._state.value}; use `async with reverie.open(...)`"
+            )
+        return self._services
+
+    @property
+    def tracer(self) -> trace.Tracer:
+        return self._tracer
+
+    # -- the API --------------------------------------------------------------------------
+
+    def namespace(self, name: str = DEFAULT_NAMESPACE) -> Namespace:
+        """A user's or project's isolated memory."""
+        return Namespace(self, _check_name("namespace", name))
+
+    async def namespaces(self) -> list[str]:
+        async with self.services.db.reading() as conn:
+            return await entries.namespaces(conn)
+
+    async def review(self, force: bool = False) -> dict[str, Any]:
+        """One bg_review full pass now. The review stages (L4–L7) are not built yet: the
+        report says so rather than pretending a pass ran."""
+        self.services  # noqa: B018 - raises when closed
+        return {"ran": False, "force": force, "stages": [],
+                "reason": "the review stages (L4-L7) are not implemented in this version"}
+
+    async def wait_idle(self) -> None:
+        """Until no actor has pending work."""
+        await self.services.bus.wait_idle()
+
+
+class Namespace:
+    """The isolation boundary: nothing read or written here is visible from another."""
+
+    def __init__(self, runtime: Reverie, name: str) -> None:
+        self.runtime = runtime
+        self.name = name
+
+    def session(self, session_id: str) -> Session:
+        return Session(self, _check_name("session id", session_id))
+
+    async def search(self, query: str, k: int = 10, *,
+                     include_superseded: bool = False) -> SearchResults:
+        """Ranked hits over live facts, entries and episodes (BM25); superseded facts are
+        hidden unless asked for, and ``.hidden_superseded`` says how many were."""
+        if not isinstance(query, str):
+            raise ReverieError("query must be a string")
+        if not isinstance(k, int) or k < 0:
+            raise ReverieError("k must be a non-negative integer")
+        s = self.runtime.services
+        with s.tracer.start_as_current_span("reverie.search") as span:
+            span.set_attribute("gen_ai.operation.name", "search_memory")
+            span.set_attribute("gen_ai.memory.store.id", self.name)
+            async with s.db.reading() as conn:
+                hits = await search_store.search(conn, self.name, query, k,
+                                                 include_superseded=include_superseded)
+            span.set_attribute("reverie.search.hits", len(hits))
+            span.set_attribute("reverie.search.hidden_superseded", hits.hidden_superseded)
+            return hits
+
+    async def chain(self, entry_id: str) -> list[Fact]:
+        """The supersede chain a fact belongs to, oldest first (empty if unknown)."""
+        async with self.runtime.services.db.reading() as conn:
+            return await topics.chain(conn, self.name, entry_id)
+
+    async def ledger(self, entry_id: str | None = None) -> list[LedgerRecord]:
+        """The audit ledger, oldest first."""
+        async with self.runtime.services.db.reading() as conn:
+            return await ledger.read(conn, self.name, entry_id=entry_id)
+
+    async def facts(self, topic: str) -> list[Fact]:
+        """The live facts of one topic, oldest first."""
+        async with self.runtime.services.db.reading() as conn:
+            return await topics.live(conn, self.name, topic)
+
+    async def entries(self, target: str = "memory") -> list[Any]:
+        async with self.runtime.services.db.reading() as conn:
+            return await entries.live(conn, self.name, target)
+
+    async def snapshot(self) -> Snapshot:
+        s = self.runtime.services
+        async with s.db.reading() as conn:
+            return await take(conn, self.name, s.config, s.now())
+
+    async def restore(self, entry_id: str) -> dict[str, Any]:
+        """Bring back a removed or replaced entry, or an earlier value of a fact."""
+        try:
+            result = await self.runtime.services.bus.ask(Restore(self.name, entry_id))
+        except ReverieError as exc:
+            return error_result(str(exc))
+        assert isinstance(result, dict)
+        return result
+
+    async def episodes(self, after_id: int = 0) -> list[Episode]:
+        async with self.runtime.services.db.reading() as conn:
+            return await episodes.since(conn, self.name, after_id)
+
+
+class Session:
+    """One conversation: a frozen snapshot, the tools, turns, idle and pre-compact events."""
+
+    def __init__(self, namespace: Namespace, session_id: str) -> None:
+        self.namespace = namespace
+        self.id = session_id
+        self._snapshot: Snapshot | None = None
+        self._state = State.NEW
+
+    async def __aenter__(self) -> Self:
+        if self._state is not State.NEW:
+            raise ClosedError("a session opens once")
+        self._snapshot = await self.namespace.snapshot()
+        self._state = State.OPEN
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._state is State.OPEN:
+            self._state = State.CLOSED
+            await self._tell(SessionEnded(self.namespace.name, self.id))
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """Taken when the session opened; never updated while it runs."""
+        if self._snapshot is None:
+            raise ClosedError("the snapshot is taken when the session is entered")
+        return self._snapshot
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return schemas(self.namespace.runtime.config.writer)
+
+    def _open(self) -> Reverie:
+        if self._state is not State.OPEN:
+            raise ClosedError(f"session {self.id!r} is {self._state.value}")
+        return self.namespace.runtime
+
+    async def _tell(self, message: Any) -> None:
+        await self.namespace.runtime.services.bus.tell(message)
+
+    async def call_tool(self, name: str, arguments: Any) -> dict[str, Any]:
+        """Run one tool call; always a JSON-able result, never an exception."""
+        runtime = self.namespace.runtime
+        action = arguments.get("action") if isinstance(arguments, dict) else None
+        with runtime.tracer.start_as_current_span(f"execute_tool {name}") as span:
+            for key, value in tool_attributes(self.namespace.name, str(name),
+                                              action if isinstance(action, str) else None).items():
+                span.set_attribute(key, value)
+            span.set_attribute("gen_ai.conversation.id", self.id)
+            result = await self._call(runtime, name, arguments)
+            span.set_attribute("reverie.decision", result["decision"])
+            if result.get("entry_id"):
+                span.set_attribute("reverie.entry_id", result["entry_id"])
+            if result["decision"] == "ERROR":
+                span.set_status(Status(StatusCode.ERROR, result["error"]))
+            log.debug("tool_call", namespace=self.namespace.name, session=self.id, tool=name,
+                      decision=result["decision"], entry_id=result.get("entry_id"))
+            return result
+
+    async def _call(self, runtime: Reverie, name: str, arguments: Any) -> dict[str, Any]:
+        try:
+            self._open()
+            command = parse_call(name, arguments, runtime.config.writer)
+            if isinstance(command, TopicCommand) and command.action in {"read", "list"}:
+                return await self._topic_read(command)
+            result = await runtime.services.bus.ask(
+                ToolCall(self.namespace.name, self.id, command))
+            assert isinstance(result, dict)
+            return result
+        except ToolInputError as exc:
+            return error_result(str(exc))
+        except ReverieError as exc:
+            return error_result(f"{exc}; nothing was written")
+        except TimeoutError:
+            return error_result("the write did not finish within its time budget; it was "
+                                "rolled back and nothing was written")
+        except Exception as exc:  # never raise into the agent
+            log.error("tool_call_failed", tool=name, error=repr(exc))
+            return error_result(f"internal error ({type(exc).__name__}); nothing was written")
+
+    async def _topic_read(self, command: TopicCommand) -> dict[str, Any]:
+        s = self.namespace.runtime.services
+        async with s.db.reading() as conn:
+            if command.action == "list":
+                rows = await topics.index(conn, self.namespace.name)
+                listing = [{"topic": n, "facts": live, "superseded": old}
+                           for n, live, old in rows]
+                return {"ok": True, "decision": "NOOP", "entry_id": None, "topics": listing,
+                        "message": f"{len(listing)} topics"}
+            assert command.topic is not None
+            if not await topics.exists(conn, self.namespace.name, command.topic):
+                return error_result(f"no topic {command.topic!r}; list the topics first")
+            facts = await topics.live(conn, self.namespace.name, command.topic)
+        return {"ok": True, "decision": "NOOP", "entry_id": None, "topic": command.topic,
+                "facts": [{"entry_id": f.id, "content": f.content, "since": f.created_at}
+                          for f in facts],
+                "message": f"{len(facts)} live facts"}
+
+    async def turn(self, user: str | None = None, assistant: str | None = None) -> Episode:
+        """Record one turn as an episode; the extractor (L2) hears of it on the bus."""
+        runtime = self._open()
+        for label, text in (("user", user), ("assistant", assistant)):
+            if text is not None and (not isinstance(text, str) or "\x00" in text
+                                     or len(text) > _MAX_TURN_CHARS):
+                raise ReverieError(f"{label} must be a string without NUL of at most "
+                                   f"{_MAX_TURN_CHARS} chars")
+        if not (user or assistant):
+            raise ReverieError("a turn needs user or assistant text")
+        with runtime.tracer.start_as_current_span("reverie.turn") as span:
+            span.set_attribute("gen_ai.conversation.id", self.id)
+            span.set_attribute("gen_ai.memory.store.id", self.namespace.name)
+            episode = await runtime.services.bus.ask(
+                TurnRecord(self.namespace.name, self.id, user, assistant))
+            assert isinstance(episode, Episode)
+            span.set_attribute("reverie.turn", episode.turn)
+            return episode
+
+    async def idle(self) -> None:
+        """The session went idle: the flush (L3) and then the review bus (L8) hear of it."""
+        self._open()
+        await self._tell(SessionIdle(self.namespace.name, self.id))
+
+    async def pre_compact(self) -> None:
+        """Context is about to be compacted: a forced flush, awaited."""
+        self._open()
+        await self._tell(PreCompact(self.namespace.name, self.id))
+        await self.namespace.runtime.wait_idle()
+
+
+def open(home: str | Path, config: Config | None = None, model: Any = None,  # noqa: A001
+         clock: Clock | None = None,
+         tracer_provider: trace.TracerProvider | None = None) -> Reverie:
+    """A runtime for ``home``, to be used as ``async with reverie.open(home) as rv``."""
+    return Reverie(home, config=config, model=model, clock=clock, tracer_provider=tracer_provider)

@@ -1,0 +1,1 @@
+"""SQLite stores (the source of truth) and their Markdown / JSONL projections."""

@@ -1,0 +1,58 @@
+"""The audit ledger: one row per write decision, never updated, never deleted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiosqlite
+
+from reverie.stores.records import LedgerRecord, dumps, loads
+
+
+async def append(
+    conn: aiosqlite.Connection,
+    *,
+    ts: str,
+    namespace: str,
+    actor: str,
+    action: str,
+    decision: str,
+    entry_id: str | None,
+    target: str | None = None,
+    session_id: str | None = None,
+    trace_id: str | None = None,
+    before: Any = None,
+    after: Any = None,
+    detail: dict[str, Any] | None = None,
+) -> int:
+    cur = await conn.execute(
+        """INSERT INTO ledger (ts, namespace, actor, action, decision, entry_id, target,
+                               session_id, trace_id, before, after, detail)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (ts, namespace, actor, action, decision, entry_id, target, session_id, trace_id,
+         dumps(before), dumps(after), dumps(detail or {})),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+async def read(
+    conn: aiosqlite.Connection, namespace: str, *, entry_id: str | None = None
+) -> list[LedgerRecord]:
+    """The ledger of one namespace (optionally of one entry), oldest first."""
+    sql = "SELECT * FROM ledger WHERE namespace = ?"
+    params: tuple[Any, ...] = (namespace,)
+    if entry_id is not None:
+        sql += " AND entry_id = ?"
+        params += (entry_id,)
+    async with conn.execute(sql + " ORDER BY seq", params) as cur:
+        rows = await cur.fetchall()
+    return [
+        LedgerRecord(
+            seq=r["seq"], ts=r["ts"], namespace=r["namespace"], actor=r["actor"],
+            action=r["action"], decision=r["decision"], entry_id=r["entry_id"],
+            target=r["target"], session_id=r["session_id"], trace_id=r["trace_id"],
+            before=loads(r["before"]), after=loads(r["after"]), detail=loads(r["detail"]) or {},
+        )
+        for r in rows
+    ]

@@ -1,0 +1,169 @@
+"""Markdown and JSONL files: projections of reverie.db, never read back as truth.
+
+Markdown files are rewritten whole and atomically (temp file + rename) after each commit.
+``history.jsonl`` is an append-only event stream, one line per event, appended in one write;
+on open, any projection that disagrees with the database is rebuilt from it. A file lock
+serialises projection writers across processes sharing a home, and each writer renders from
+the database state read while it holds the lock, so the last writer always writes the latest.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import anyio
+import anyio.to_thread
+import yaml
+
+from reverie.stores import entries, skills, topics
+from reverie.stores.records import Fact, Skill
+
+FILES = {"memory": "MEMORY.md", "user": "USER.md", "soul": "SOUL.md"}
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so a reader sees the old or the new file, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def add_event(fact: Fact) -> dict[str, Any]:
+    return {"event": "add", "id": fact.id, "at": fact.created_at, "content": fact.content,
+            "chain_id": fact.chain_id, "depth": fact.depth, "supersedes": fact.supersedes,
+            "session_id": fact.session_id, "created_by": fact.created_by}
+
+
+def supersede_event(old_id: str, new_id: str, when: str) -> dict[str, Any]:
+    return {"event": "supersede", "id": old_id, "at": when, "superseded_by": new_id}
+
+
+def history_events(facts: Iterable[Fact]) -> list[dict[str, Any]]:
+    """The full event stream of a topic, rebuilt from its facts."""
+    events = []
+    for fact in facts:
+        events.append(add_event(fact))
+        if fact.invalid_at is not None and fact.superseded_by is not None:
+            events.append(supersede_event(fact.id, fact.superseded_by, fact.invalid_at))
+    return sorted(events, key=lambda e: (e["at"], e["event"] == "add"))
+
+
+def skill_markdown(skill: Skill) -> str:
+    front = {"name": skill.name, "created_by": skill.created_by, "pinned": skill.pinned,
+             "created_at": skill.created_at, "updated_at": skill.updated_at}
+    return "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n\n" + skill.body.rstrip() + "\n"
+
+
+class Projector:
+    """Writes one home's projections."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._lock_path = home / ".projection.lock"
+
+    def namespace_dir(self, namespace: str) -> Path:
+        return self.home / namespace
+
+    def entry_file(self, namespace: str, target: str) -> Path:
+        return self.namespace_dir(namespace) / FILES[target]
+
+    def history_file(self, namespace: str, topic: str) -> Path:
+        return self.namespace_dir(namespace) / "topics" / topic / "history.jsonl"
+
+    def skill_file(self, namespace: str, name: str) -> Path:
+        return self.namespace_dir(namespace) / "skills" / name / "SKILL.md"
+
+    @asynccontextmanager
+    async def locked(self) -> AsyncIterator[None]:
+        """Exclusive across processes; blocking waits happen in a worker thread."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        handle = await anyio.to_thread.run_sync(open, self._lock_path, "a+b")
+        try:
+            await anyio.to_thread.run_sync(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            handle.close()
+
+    async def entries(self, conn: aiosqlite.Connection, namespace: str, target: str) -> None:
+        """Re-render MEMORY.md / USER.md / SOUL.md from the live entries."""
+        if target not in FILES:
+            return
+        block = entries.render(await entries.live(conn, namespace, target))
+        text = block + "\n" if block else ""
+        await anyio.to_thread.run_sync(atomic_write, self.entry_file(namespace, target), text)
+
+    async def append_history(
+        self, namespace: str, topic: str, events: list[dict[str, Any]]
+    ) -> None:
+        lines = "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events)
+        path = self.history_file(namespace, topic)
+
+        def append() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(lines)
+
+        await anyio.to_thread.run_sync(append)
+
+    async def skill(self, skill: Skill) -> None:
+        path = self.skill_file(skill.namespace, skill.name)
+        await anyio.to_thread.run_sync(atomic_write, path, skill_markdown(skill))
+
+    async def rebuild(self, conn: aiosqlite.Connection, namespace: str) -> list[str]:
+        """Bring every projection of a namespace in line with the database; returns what
+        was rewritten (a crash between a commit and its projection leaves one stale)."""
+        rebuilt: list[str] = []
+        for target in FILES:
+            block = entries.render(await entries.live(conn, namespace, target))
+            text = block + "\n" if block else ""
+            path = self.entry_file(namespace, target)
+            if text or path.exists():
+                current = path.read_text(encoding="utf-8") if path.exists() else None
+                if current != text:
+                    await anyio.to_thread.run_sync(atomic_write, path, text)
+                    rebuilt.append(str(path.relative_to(self.home)))
+        for topic in await topics.names(conn, namespace):
+            events = history_events(await topics.all_facts(conn, namespace, topic))
+            path = self.history_file(namespace, topic)
+            expected = "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n"
+                               for e in events)
+            if not path.exists() or _line_count(path) != len(events) or not _whole(path):
+                await anyio.to_thread.run_sync(atomic_write, path, expected)
+                rebuilt.append(str(path.relative_to(self.home)))
+        for skill in await skills.registered(conn, namespace):
+            path = self.skill_file(namespace, skill.name)
+            text = skill_markdown(skill)
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                await anyio.to_thread.run_sync(atomic_write, path, text)
+                rebuilt.append(str(path.relative_to(self.home)))
+        return rebuilt
+
+
+def _line_count(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(1 for _ in handle)
+
+
+def _whole(path: Path) -> bool:
+    """A torn append leaves a last line without its newline."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            return True
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"

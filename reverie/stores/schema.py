@@ -1,0 +1,124 @@
+"""The SQLite schema as an ordered list of migrations; ``schema_version`` records the last one.
+
+Search rows live in one FTS5 table so BM25 ranks facts, entries and episodes on one scale.
+Its rowid encodes the source row: ``rowid = source_rowid * 4 + kind``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+KIND_FACT: Final = 1
+KIND_ENTRY: Final = 2
+KIND_EPISODE: Final = 3
+
+MIGRATIONS: Final[tuple[str, ...]] = (
+    # 1: the core stores
+    """
+    CREATE TABLE entries (
+        id TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        target TEXT NOT NULL,
+        content TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        key TEXT,
+        reinforce INTEGER NOT NULL DEFAULT 1,
+        status TEXT NOT NULL DEFAULT 'live' CHECK (status IN ('live', 'removed', 'replaced')),
+        replaced_by TEXT,
+        created_by TEXT NOT NULL,
+        session_id TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        ended_at TEXT
+    );
+    CREATE INDEX entries_live ON entries (namespace, target, status);
+
+    CREATE TABLE topics (
+        namespace TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, name)
+    );
+
+    CREATE TABLE facts (
+        id TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        content TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        chain_id TEXT NOT NULL,
+        depth INTEGER NOT NULL,
+        supersedes TEXT REFERENCES facts (id),
+        superseded_by TEXT REFERENCES facts (id),
+        created_by TEXT NOT NULL,
+        session_id TEXT,
+        created_at TEXT NOT NULL,
+        invalid_at TEXT,
+        CHECK ((invalid_at IS NULL) = (superseded_by IS NULL))
+    );
+    CREATE INDEX facts_live ON facts (namespace, topic, invalid_at);
+    CREATE INDEX facts_norm ON facts (namespace, topic, norm);
+    CREATE INDEX facts_chain ON facts (chain_id);
+
+    CREATE TABLE skills (
+        namespace TEXT NOT NULL,
+        name TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        last_used_at TEXT,
+        archived_at TEXT,
+        PRIMARY KEY (namespace, name)
+    );
+
+    CREATE TABLE ledger (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        entry_id TEXT,
+        target TEXT,
+        session_id TEXT,
+        trace_id TEXT,
+        before TEXT,
+        after TEXT,
+        detail TEXT
+    );
+    CREATE INDEX ledger_ns ON ledger (namespace, seq);
+    CREATE INDEX ledger_entry ON ledger (entry_id);
+
+    CREATE TABLE episodes (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        user_text TEXT,
+        assistant_text TEXT,
+        ts TEXT NOT NULL,
+        UNIQUE (namespace, session_id, turn)
+    );
+
+    CREATE TABLE review_state (
+        namespace TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, key)
+    );
+
+    CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    );
+
+    CREATE VIRTUAL TABLE search_index USING fts5 (
+        text, namespace UNINDEXED, tokenize = 'porter unicode61'
+    );
+    """,
+)

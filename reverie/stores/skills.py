@@ -1,0 +1,52 @@
+"""The skills registry; SKILL.md files are projections of these rows."""
+
+from __future__ import annotations
+
+import aiosqlite
+
+from reverie.stores.records import Skill
+
+_COLUMNS = (
+    "namespace, name, body, created_by, pinned, created_at, updated_at, last_used_at, archived_at"
+)
+
+
+def _skill(row: aiosqlite.Row) -> Skill:
+    values = [row[i] for i in range(9)]
+    values[4] = bool(values[4])
+    return Skill(*values)
+
+
+async def get(conn: aiosqlite.Connection, namespace: str, name: str) -> Skill | None:
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? AND name = ?", (namespace, name)
+    ) as cur:
+        row = await cur.fetchone()
+    return _skill(row) if row else None
+
+
+async def registered(conn: aiosqlite.Connection, namespace: str) -> list[Skill]:
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? AND archived_at IS NULL"
+        " ORDER BY name",
+        (namespace,),
+    ) as cur:
+        return [_skill(row) for row in await cur.fetchall()]
+
+
+async def insert(conn: aiosqlite.Connection, skill: Skill) -> None:
+    await conn.execute(
+        f"INSERT INTO skills ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (skill.namespace, skill.name, skill.body, skill.created_by, int(skill.pinned),
+         skill.created_at, skill.updated_at, skill.last_used_at, skill.archived_at),
+    )
+
+
+async def update_body(
+    conn: aiosqlite.Connection, namespace: str, name: str, body: str, when: str
+) -> None:
+    await conn.execute(
+        "UPDATE skills SET body = ?, updated_at = ?, last_used_at = ?"
+        " WHERE namespace = ? AND name = ?",
+        (body, when, when, namespace, name),
+    )

@@ -1,0 +1,147 @@
+"""Topics and their facts. A superseded fact gets ``invalid_at`` and ``superseded_by``; no
+fact is ever deleted, so every chain replays from its root."""
+
+from __future__ import annotations
+
+import aiosqlite
+
+from reverie.rules.similarity import normalise
+from reverie.stores import search
+from reverie.stores.records import Fact
+from reverie.stores.schema import KIND_FACT
+
+_COLUMNS = (
+    "id, namespace, topic, content, chain_id, depth, supersedes, superseded_by, created_by, "
+    "session_id, created_at, invalid_at"
+)
+
+
+def _fact(row: aiosqlite.Row) -> Fact:
+    return Fact(*(row[i] for i in range(12)))
+
+
+async def names(conn: aiosqlite.Connection, namespace: str) -> list[str]:
+    async with conn.execute(
+        "SELECT name FROM topics WHERE namespace = ? ORDER BY name", (namespace,)
+    ) as cur:
+        return [row[0] for row in await cur.fetchall()]
+
+
+async def index(conn: aiosqlite.Connection, namespace: str) -> list[tuple[str, int, int]]:
+    """(topic, live facts, superseded facts) for every topic of a namespace."""
+    sql = """
+        SELECT t.name, count(f.id) - count(f.invalid_at), count(f.invalid_at)
+        FROM topics t LEFT JOIN facts f ON f.namespace = t.namespace AND f.topic = t.name
+        WHERE t.namespace = ? GROUP BY t.name ORDER BY t.name
+    """
+    async with conn.execute(sql, (namespace,)) as cur:
+        return [(row[0], row[1], row[2]) for row in await cur.fetchall()]
+
+
+async def exists(conn: aiosqlite.Connection, namespace: str, topic: str) -> bool:
+    async with conn.execute(
+        "SELECT 1 FROM topics WHERE namespace = ? AND name = ?", (namespace, topic)
+    ) as cur:
+        return await cur.fetchone() is not None
+
+
+async def create(conn: aiosqlite.Connection, namespace: str, topic: str, when: str) -> None:
+    await conn.execute(
+        "INSERT INTO topics (namespace, name, created_at, updated_at) VALUES (?, ?, ?, ?)",
+        (namespace, topic, when, when),
+    )
+
+
+async def live(conn: aiosqlite.Connection, namespace: str, topic: str) -> list[Fact]:
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL"
+        " ORDER BY created_at, rowid",
+        (namespace, topic),
+    ) as cur:
+        return [_fact(row) for row in await cur.fetchall()]
+
+
+async def live_count(conn: aiosqlite.Connection, namespace: str, topic: str) -> int:
+    async with conn.execute(
+        "SELECT count(*) FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL",
+        (namespace, topic),
+    ) as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def by_norm(
+    conn: aiosqlite.Connection, namespace: str, topic: str, text: str
+) -> Fact | None:
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ? AND norm = ?"
+        " AND invalid_at IS NULL LIMIT 1",
+        (namespace, topic, normalise(text)),
+    ) as cur:
+        row = await cur.fetchone()
+    return _fact(row) if row else None
+
+
+async def by_rowids(conn: aiosqlite.Connection, rowids: list[int]) -> list[Fact]:
+    if not rowids:
+        return []
+    marks = ",".join("?" * len(rowids))
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({marks}) ORDER BY created_at, rowid",
+        rowids,
+    ) as cur:
+        return [_fact(row) for row in await cur.fetchall()]
+
+
+async def get(conn: aiosqlite.Connection, namespace: str, fact_id: str) -> Fact | None:
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND id = ?", (namespace, fact_id)
+    ) as cur:
+        row = await cur.fetchone()
+    return _fact(row) if row else None
+
+
+async def insert(conn: aiosqlite.Connection, fact: Fact) -> None:
+    cur = await conn.execute(
+        f"INSERT INTO facts ({_COLUMNS}, norm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (fact.id, fact.namespace, fact.topic, fact.content, fact.chain_id, fact.depth,
+         fact.supersedes, fact.superseded_by, fact.created_by, fact.session_id,
+         fact.created_at, fact.invalid_at, normalise(fact.content)),
+    )
+    assert cur.lastrowid is not None
+    await search.index(conn, KIND_FACT, cur.lastrowid, fact.namespace, fact.content)
+    await conn.execute(
+        "UPDATE topics SET updated_at = ? WHERE namespace = ? AND name = ?",
+        (fact.created_at, fact.namespace, fact.topic),
+    )
+
+
+async def invalidate(
+    conn: aiosqlite.Connection, fact_id: str, superseded_by: str, when: str
+) -> None:
+    """Soft invalidation: the old fact stays, stamped and pointing at its successor."""
+    cur = await conn.execute(
+        "UPDATE facts SET invalid_at = ?, superseded_by = ? WHERE id = ? AND invalid_at IS NULL",
+        (when, superseded_by, fact_id),
+    )
+    if cur.rowcount != 1:
+        raise RuntimeError(f"fact {fact_id} was not live when superseded")
+
+
+async def chain(conn: aiosqlite.Connection, namespace: str, fact_id: str) -> list[Fact]:
+    """Every fact of the chain that ``fact_id`` belongs to, oldest first."""
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND chain_id ="
+        " (SELECT chain_id FROM facts WHERE namespace = ? AND id = ?) ORDER BY depth",
+        (namespace, namespace, fact_id),
+    ) as cur:
+        return [_fact(row) for row in await cur.fetchall()]
+
+
+async def all_facts(conn: aiosqlite.Connection, namespace: str, topic: str) -> list[Fact]:
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ?"
+        " ORDER BY created_at, rowid",
+        (namespace, topic),
+    ) as cur:
+        return [_fact(row) for row in await cur.fetchall()]
