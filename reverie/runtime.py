@@ -6,6 +6,7 @@ every actor runs inside it, so closing the runtime drains and then ends all of t
 
 from __future__ import annotations
 
+import asyncio
 import re
 from enum import Enum
 from pathlib import Path
@@ -76,6 +77,8 @@ class Reverie:
         self._tracer = tracer(tracer_provider)
         self._state = State.NEW
         self._tg: TaskGroup | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop: anyio.Event | None = None
         self._services: Services | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -85,14 +88,13 @@ class Reverie:
             raise ClosedError("a Reverie runtime opens once; create a new one with reverie.open")
         self.home.mkdir(parents=True, exist_ok=True)
         db = await Database.open(self.home / "reverie.db", self.config.store)
-        tg = anyio.create_task_group()
-        try:
-            await tg.__aenter__()
-        except BaseException:
-            await db.close()
-            raise
-        self._tg = tg
-        bus = Bus(tg, self.config.actors, self._tracer)
+        ready, self._stop = anyio.Event(), anyio.Event()
+        # The task group lives in a task of its own, so the runtime may be entered and
+        # exited from different tasks (pytest fixtures, framework lifespans) safely.
+        self._owner = asyncio.get_running_loop().create_task(self._own_task_group(ready))
+        await ready.wait()
+        assert self._tg is not None
+        bus = Bus(self._tg, self.config.actors, self._tracer)
         self._services = Services(db=db, projector=Projector(self.home), config=self.config,
                                   clock=self.clock, bus=bus, tracer=self._tracer)
         services = self._services
@@ -105,20 +107,29 @@ class Reverie:
             raise
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> bool | None:
-        if self._state is not State.OPEN:
-            return None
-        self._state = State.CLOSED
-        services, tg = self._services, self._tg
-        assert services is not None and tg is not None
-        try:
-            with anyio.CancelScope(shield=True):
-                await services.bus.close()
+    async def _own_task_group(self, ready: anyio.Event) -> None:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            ready.set()
+            assert self._stop is not None
+            await self._stop.wait()
             tg.cancel_scope.cancel()
-            return await tg.__aexit__(exc_type, exc, tb)
-        finally:
-            await services.db.close()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._state is not State.OPEN:
+            return
+        self._state = State.CLOSED
+        services, owner = self._services, self._owner
+        assert services is not None and owner is not None
+        with anyio.CancelScope(shield=True):
+            try:
+                await services.bus.close()
+            finally:
+                assert self._stop is not None
+                self._stop.set()
+                await owner
+                await services.db.close()
 
     async def _rebuild_projections(self) -> None:
         s = self.services

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 REINFORCE_MARK = re.compile(r"\s*⟦×\d+⟧\s*$")
-_TOKEN = re.compile(r"[\w][\w./:@#%+-]*", re.UNICODE)
+_TOKEN = re.compile(r"[/~]?\w[\w./:@#%+~-]*", re.UNICODE)
 _TRAILING = ".,:;!?-/"
 
 STOPWORDS = frozenset(

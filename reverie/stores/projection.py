@@ -59,7 +59,7 @@ def history_events(facts: Iterable[Fact]) -> list[dict[str, Any]]:
         events.append(add_event(fact))
         if fact.invalid_at is not None and fact.superseded_by is not None:
             events.append(supersede_event(fact.id, fact.superseded_by, fact.invalid_at))
-    return sorted(events, key=lambda e: (e["at"], e["event"] == "add"))
+    return sorted(events, key=lambda e: (e["at"], e["event"] != "add"))
 
 
 def skill_markdown(skill: Skill) -> str:

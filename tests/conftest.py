@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import reverie
+from reverie import Config, ManualClock
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 1, 1, tzinfo=UTC))
+
+
+@pytest.fixture
+def spans() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider, exporter
+    provider.shutdown()
+
+
+@pytest.fixture
+def config() -> Config:
+    return Config()
+
+
+@pytest.fixture
+async def rv(tmp_path: Path, clock: ManualClock, config: Config) -> AsyncIterator[reverie.Reverie]:
+    async with reverie.open(tmp_path / "home", config=config, clock=clock) as runtime:
+        yield runtime
+
+
+def db_counts(home: Path) -> dict[str, int]:
+    """Row counts of every table that a write could touch, read with plain sqlite3."""
+    with sqlite3.connect(home / "reverie.db") as conn:
+        return {
+            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("entries", "topics", "facts", "skills", "ledger", "episodes",
+                          "search_index")
+        }
+
+
+def tree(home: Path) -> dict[str, bytes]:
+    """Every projection file under a home, with its bytes."""
+    return {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*"))
+            if p.is_file() and not p.name.startswith("reverie.db") and p.name != ".projection.lock"}
+
+
+def ok(result: dict[str, Any], decision: str) -> dict[str, Any]:
+    assert result["decision"] == decision, result
+    return result

@@ -1,0 +1,62 @@
+"""Search: BM25 over live facts, entries and episodes; superseded facts hidden and counted."""
+
+from __future__ import annotations
+
+import reverie
+from tests.conftest import ok
+
+
+async def test_hits_of_every_kind(rv: reverie.Reverie) -> None:
+    ns = rv.namespace()
+    async with ns.session("s-1") as s:
+        await s.turn(user="Hello")
+        await s.turn(user="The kafka broker keeps crashing", assistant="Check the heap size")
+        ok(await s.call_tool("memory", {"action": "add", "target": "memory",
+                                        "content": "Kafka brokers need 6g heap"}), "ADD")
+        ok(await s.call_tool("topic", {"action": "save", "topic": "kafka",
+                                       "content": "The kafka broker host is kafka1.internal"}),
+           "ADD")
+    hits = await ns.search("kafka broker heap", k=10)
+    kinds = {h.kind for h in hits}
+    assert kinds == {"fact", "entry", "episode"}
+    episode = next(h for h in hits if h.kind == "episode")
+    assert episode.session_id == "s-1" and episode.turn == 1
+    assert "kafka broker keeps crashing" in episode.text
+    assert all(isinstance(h.score, float) for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0]["kind"] == hits[0].kind  # hits read as mappings too
+    assert len(await ns.search("kafka", k=1)) == 1
+    assert await ns.search("", k=5) == []
+    assert await ns.search('"); DROP TABLE facts; --', k=5) == []
+
+
+async def test_superseded_hidden_by_default_and_counted(rv: reverie.Reverie) -> None:
+    ns = rv.namespace()
+    async with ns.session("s") as s:
+        for port in (8080, 8081, 8082):
+            await s.call_tool("topic", {"action": "save", "topic": "web",
+                                        "content": f"The web port is {port}"})
+    hits = await ns.search("web port")
+    assert [h.text for h in hits] == ["The web port is 8082"]
+    assert hits.hidden_superseded == 2
+    everything = await ns.search("web port", include_superseded=True)
+    assert len(everything) == 3 and everything.hidden_superseded == 0
+
+
+async def test_removed_entries_do_not_match(rv: reverie.Reverie) -> None:
+    ns = rv.namespace()
+    async with ns.session("s") as s:
+        ok(await s.call_tool("memory", {"action": "add", "target": "memory",
+                                        "content": "Use the zeta mirror"}), "ADD")
+        ok(await s.call_tool("memory", {"action": "remove", "target": "memory",
+                                        "old_text": "zeta"}), "REMOVED")
+    assert await ns.search("zeta mirror") == []
+
+
+async def test_turns_are_numbered_per_session(rv: reverie.Reverie) -> None:
+    ns = rv.namespace()
+    async with ns.session("a") as s:
+        assert [(await s.turn(user=f"a{i}")).turn for i in range(3)] == [0, 1, 2]
+    async with ns.session("b") as s:
+        assert (await s.turn(assistant="only the assistant spoke")).turn == 0
+    assert len(await ns.episodes()) == 4
