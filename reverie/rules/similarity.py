@@ -1,7 +1,7 @@
 """Near-duplicate detection in tiers: normalised exact match, then Jaccard on word sets.
 
 A pair is only a near-duplicate when it also carries the same *values* (numbers, versions,
-hosts, paths, ids): "timeout is 30s" and "timeout is 45s" share most words but are two
+hosts, paths, ids), in the same order: "timeout is 30s" and "timeout is 45s" share most words but are two
 different facts, and treating them as one would silently lose the newer value.
 """
 
@@ -91,6 +91,11 @@ def values(text: str) -> frozenset[str]:
     return frozenset(t for t in tokens(text) if is_value(t))
 
 
+def value_sequence(text: str) -> tuple[str, ...]:
+    """The value tokens in order: "worker 3 item 0" and "worker 0 item 3" differ."""
+    return tuple(t for t in tokens(text) if is_value(t))
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b|; two empty sets are identical."""
     if not a and not b:
@@ -102,7 +107,7 @@ def near_duplicate(new: str, old: str, threshold: float) -> Match | None:
     """The tiered check; ``None`` means the two texts are different facts."""
     if normalise(new) == normalise(old):
         return Match(Tier.EXACT, 1.0)
-    if values(new) != values(old):
+    if value_sequence(new) != value_sequence(old):
         return None
     score = jaccard(word_set(new), word_set(old))
     if score >= threshold:

@@ -3,14 +3,17 @@
 A new fact SUPERSEDES a live fact of the same topic only when both are about the same
 subject and say something different about it. "Same subject" is decided by rules, in order:
 
-1. **Claim match.** Both split into *subject* and *value* at a relation word ("is", "are",
-   "uses", "runs on", "moved to", "=", ":" …). The subjects' content words are equal (or
-   one contains the other and both have at least two words), and the values differ.
+1. **Claim match.** When both split into *subject* and *value* at a relation word ("is",
+   "are", "uses", "runs on", "moved to", "=", ":" …), their subjects' content words —
+   identifiers included — must be equal and their values must differ.
    "The deploy timeout is 30s" → "The deploy timeout is 45s" supersedes;
-   "The staging host is a" → "The production host is b" does not (different subjects).
-2. **Skeleton match.** With every value token (numbers, versions, hosts, paths, ids)
-   blanked out, the two texts have the same content words, and their values differ:
-   "Postgres 15 on port 5432" → "Postgres 16 on port 5432".
+   "The staging host is a" → "The production host is b" does not (different subjects), nor
+   does "Server 1 is down" → "Server 2 is down" (an identifier in the subject names another
+   thing). One exception: a definite description as the value names a single role, so
+   "Commit abc is the last good build" → "Commit def is the last good build" supersedes.
+2. **Skeleton match.** When either has no relation word: with every value token (numbers,
+   versions, hosts, paths, ids) blanked out, the two texts have the same content words,
+   and their values differ: "Postgres 15 on port 5432" → "Postgres 16 on port 5432".
 3. **Explicit correction.** "Actually it is Y, not X" / "Y instead of X": the live fact
    whose text contains X is superseded, whatever its subject.
 
@@ -57,6 +60,8 @@ class Claim:
     values: frozenset[str]
     negated: str | None
     pronoun_subject: bool
+    has_relation: bool
+    definite: bool
 
 
 def _content(words: Sequence[str]) -> frozenset[str]:
@@ -98,6 +103,8 @@ def parse(text: str) -> Claim:
         values=frozenset(w for w in all_words if is_value(w)),
         negated=negated,
         pronoun_subject=pronoun,
+        has_relation=relation is not None and bool(subject),
+        definite=bool(value_words) and value_words[0] == "the",
     )
 
 
@@ -112,10 +119,16 @@ def _is_event(value_words: Sequence[str]) -> bool:
 def _same_subject(new: Claim, old: Claim) -> bool:
     if new.pronoun_subject or not new.subject or not old.subject:
         return False
-    if new.subject == old.subject:
-        return True
-    small, large = sorted((new.subject, old.subject), key=len)
-    return len(small) >= 2 and small <= large and len(large) - len(small) <= 1
+    return new.subject == old.subject
+
+
+def _same_role(new: Claim, old: Claim) -> bool:
+    """"Commit abc is the last good build" → "Commit def is the last good build": a definite
+    description names one role, so a new holder replaces the old one."""
+    if not (new.definite and old.definite) or new.value != old.value:
+        return False
+    return {w for w in new.subject if not is_value(w)} == {
+        w for w in old.subject if not is_value(w)} and new.subject != old.subject
 
 
 def supersedes(new_text: str, old_text: str) -> bool:
@@ -125,11 +138,12 @@ def supersedes(new_text: str, old_text: str) -> bool:
         negated = set(tokens(new.negated)) - STOPWORDS
         if negated and negated <= set(tokens(old_text)):
             return True
-    if _same_subject(new, old) and new.value != old.value and new.value:
-        return True
+    if new.has_relation and old.has_relation:
+        if _same_subject(new, old):
+            return bool(new.value) and new.value != old.value
+        return _same_role(new, old)
     if new.values and old.values and new.values != old.values:
-        if new.skeleton and new.skeleton == old.skeleton:
-            return True
+        return bool(new.skeleton) and new.skeleton == old.skeleton
     return False
 
 

@@ -26,6 +26,7 @@ POSITIVE = [
     ("Commit abc1234 is the last good build", "Commit 9f8e7d6 is the last good build"),
     ("The main contact email is ops@example.com", "The main contact email is sre@example.com"),
     ("Log retention is 14 days", "Log retention is 30 days"),
+    ("Server db1 is the primary", "Server db2 is the primary"),
 ]
 
 NEGATIVE = [
@@ -54,4 +55,7 @@ NEGATIVE = [
     ("Use ruff for linting", "Use mypy for type checking"),
     ("The cluster has 12 nodes", "The cluster autoscaler is enabled"),
     ("Tests run with pytest -x", "Benchmarks run nightly"),
+    ("Server 1 is down", "Server 2 is down"),
+    ("The deploy timeout is 30s", "The deploy timeout for staging is 60s"),
+    ("Worker 0 item 0 is ok", "Worker 0 item 3 is ok"),
 ]

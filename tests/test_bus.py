@@ -1,0 +1,177 @@
+"""The bus: actors spun up on demand and gone when idle, bounded mailboxes, fail-silent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+from structlog.testing import capture_logs
+
+from reverie.bus.actor import Actor
+from reverie.bus.bus import ActorDisabled, Bus
+from reverie.bus.messages import Envelope, Message
+from reverie.config import ActorConfig
+from reverie.errors import ClosedError
+
+
+@dataclass(frozen=True, slots=True)
+class Ping(Message):
+    value: int = 0
+
+
+class Recorder(Actor):
+    name = "recorder"
+    handles = (Ping,)
+    log: list[tuple[str, Any]] = []
+    gate: anyio.Event | None = None
+    switch_on = True
+
+    @property
+    def enabled(self) -> bool:
+        return Recorder.switch_on
+
+    async def on_start(self) -> None:
+        Recorder.log.append(("start", self.namespace))
+
+    async def on_receive(self, envelope: Envelope) -> Any:
+        message = envelope.message
+        assert isinstance(message, Ping)
+        if Recorder.gate is not None:
+            await Recorder.gate.wait()
+        if message.value < 0:
+            raise ValueError("negative ping")
+        Recorder.log.append(("got", message.value))
+        return message.value * 2
+
+    async def on_stop(self) -> None:
+        Recorder.log.append(("stop", self.namespace))
+
+
+@pytest.fixture(autouse=True)
+def reset() -> None:
+    Recorder.log = []
+    Recorder.gate = None
+    Recorder.switch_on = True
+
+
+def make_bus(tg: Any, spans: tuple[TracerProvider, InMemorySpanExporter], size: int = 4) -> Bus:
+    provider, _ = spans
+    bus = Bus(tg, ActorConfig(mailbox_size=size, drain_timeout_s=1.0), provider.get_tracer("t"))
+    bus.subscribe("recorder", (Ping,), Recorder)
+    return bus
+
+
+async def test_actor_spawns_on_message_and_stops_when_empty(spans: Any) -> None:
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        assert await bus.ask(Ping("a", 1)) == 2
+        await bus.tell(Ping("a", 2))
+        await bus.wait_idle()
+        assert bus.statistics() == {}
+        assert await bus.ask(Ping("a", 3)) == 6
+        await bus.wait_idle()
+    starts = [x for x in Recorder.log if x[0] == "start"]
+    stops = [x for x in Recorder.log if x[0] == "stop"]
+    assert len(starts) == len(stops) >= 2  # gone when idle, spun up again on demand
+    assert [x[1] for x in Recorder.log if x[0] == "got"] == [1, 2, 3]
+
+
+async def test_one_actor_per_namespace_in_order(spans: Any) -> None:
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans, size=100)
+        for i in range(20):
+            await bus.tell(Ping("a" if i % 2 else "b", i))
+        await bus.wait_idle()
+    got = [x[1] for x in Recorder.log if x[0] == "got"]
+    assert [v for v in got if v % 2] == list(range(1, 20, 2))
+    assert [v for v in got if not v % 2] == list(range(0, 20, 2))
+
+
+async def test_mailbox_is_bounded_and_applies_back_pressure(spans: Any) -> None:
+    Recorder.gate = anyio.Event()
+    sent = 0
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans, size=2)
+
+        async def producer() -> None:
+            nonlocal sent
+            for i in range(10):
+                await bus.tell(Ping("a", i))
+                sent += 1
+
+        tg.start_soon(producer)
+        await anyio.sleep(0.05)
+        # one message in the actor's hands, two in the mailbox; the producer waits
+        assert sent == 3
+        assert bus.statistics() == {"recorder:a": 4}
+        Recorder.gate.set()
+        await bus.wait_idle()
+    assert sent == 10
+
+
+async def test_failure_is_silent_logged_and_on_the_span(spans: Any) -> None:
+    _, exporter = spans
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        with capture_logs() as logs:
+            await bus.tell(Ping("a", -1))
+            await bus.tell(Ping("a", 5))
+            await bus.wait_idle()
+        with pytest.raises(ValueError, match="negative"):
+            await bus.ask(Ping("a", -2))
+    assert [x[1] for x in Recorder.log if x[0] == "got"] == [5]
+    assert any(e["event"] == "actor_failed" and "negative ping" in e["error"] for e in logs)
+    failed = [s for s in exporter.get_finished_spans() if s.status.status_code is StatusCode.ERROR]
+    assert len(failed) == 2
+    assert failed[0].events[0].name == "exception"
+    assert bus.failures == 2
+
+
+async def test_kill_switch_drops_tells_and_fails_asks(spans: Any) -> None:
+    Recorder.switch_on = False
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        await bus.tell(Ping("a", 1))
+        with pytest.raises(ActorDisabled):
+            await bus.ask(Ping("a", 1))
+    assert Recorder.log == []
+
+
+async def test_close_refuses_new_messages_and_fails_pending_asks(spans: Any) -> None:
+    Recorder.gate = anyio.Event()
+    outcome: list[BaseException] = []
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+
+        async def asker() -> None:
+            try:
+                await bus.ask(Ping("a", 1))
+            except BaseException as exc:
+                outcome.append(exc)
+                raise
+
+        tg.start_soon(asker)
+        await anyio.sleep(0.01)
+        await bus.close()  # drain times out after 1s: the actor is stuck on the gate
+        with pytest.raises(ClosedError):
+            await bus.tell(Ping("a", 2))
+        tg.cancel_scope.cancel()
+    assert outcome and isinstance(outcome[0], ClosedError | anyio.get_cancelled_exc_class())
+
+
+async def test_span_per_message_carries_the_senders_trace(spans: Any) -> None:
+    provider, exporter = spans
+    tracer = provider.get_tracer("host")
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        with tracer.start_as_current_span("host-call") as parent:
+            await bus.ask(Ping("a", 1))
+    actor_span = next(s for s in exporter.get_finished_spans() if s.name.startswith("reverie."))
+    assert actor_span.parent is not None
+    assert actor_span.parent.span_id == parent.get_span_context().span_id
+    assert actor_span.attributes["reverie.actor"] == "recorder"
