@@ -10,7 +10,8 @@ def test_defaults_are_the_design_numbers() -> None:
     assert (c.caps.memory, c.caps.user) == (3000, 2000)
     assert c.writer.max_topics == 10
     assert (c.flusher.max_memory_adds, c.flusher.max_topic_saves) == (2, 5)
-    assert (c.distiller.max_topics, c.distiller.summary_chars, c.distiller.interval_h) == (5, 1000, 24)
+    d = c.distiller
+    assert (d.max_topics, d.summary_chars, d.interval_h) == (5, 1000, 24)
     assert (c.linter.interval_h, c.linter.breaker_s) == (168, 180)
     p = c.promoter
     assert (p.min_chain_depth, p.min_age_h, p.max_candidates, p.max_writes) == (2, 72, 8, 2)

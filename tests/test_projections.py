@@ -33,7 +33,8 @@ async def test_paths_and_contents(tmp_path: Path) -> None:
     events = [json.loads(x) for x in (ns / "topics/t/history.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events] == ["add", "add", "supersede"]
     assert (ns / "skills/k/SKILL.md").read_text().startswith("---\nname: k\n")
-    assert not list(tmp_path.rglob(".*.md.*")), "no temp files are left behind"
+    leftovers = [p for p in tmp_path.rglob(".*") if p.name != ".projection.lock"]
+    assert leftovers == [], "no temp files are left behind"
 
 
 async def test_stale_or_torn_projections_are_rebuilt_on_open(tmp_path: Path) -> None:

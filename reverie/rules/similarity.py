@@ -1,8 +1,9 @@
 """Near-duplicate detection in tiers: normalised exact match, then Jaccard on word sets.
 
-A pair is only a near-duplicate when it also carries the same *values* (numbers, versions,
-hosts, paths, ids), in the same order: "timeout is 30s" and "timeout is 45s" share most words but are two
-different facts, and treating them as one would silently lose the newer value.
+A pair is only a near-duplicate when it also carries the same *values* (numbers,
+versions, hosts, paths, ids), in the same order: "timeout is 30s" and "timeout is 45s"
+share most words but are two different facts, and treating them as one would silently
+lose the newer value.
 """
 
 from __future__ import annotations

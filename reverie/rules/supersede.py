@@ -13,7 +13,9 @@ subject and say something different about it. "Same subject" is decided by rules
    "Commit abc is the last good build" → "Commit def is the last good build" supersedes.
 2. **Skeleton match.** When either has no relation word: with every value token (numbers,
    versions, hosts, paths, ids) blanked out, the two texts have the same content words,
-   and their values differ: "Postgres 15 on port 5432" → "Postgres 16 on port 5432".
+   and exactly one value differs: "Postgres 15 on port 5432" → "Postgres 16 on port 5432".
+   Reports of events (a past-tense verb: "wrote", "fixed") never supersede each other —
+   events accumulate; only states are corrected.
 3. **Explicit correction.** "Actually it is Y, not X" / "Y instead of X": the live fact
    whose text contains X is superseded, whatever its subject.
 
@@ -47,6 +49,10 @@ _RELATION = re.compile(
 )
 _PREPOSITIONS = frozenset({"in", "on", "at", "by", "to", "during", "for", "from", "with"})
 _PRONOUNS = frozenset({"it", "this", "that", "they", "he", "she", "we", "i", "you", "there"})
+_IRREGULAR_PAST = frozenset(
+    """wrote ran sent made did went took got built found gave told saw met left brought
+    bought paid caught fell felt kept lost put read said sold spent stood thought won""".split()
+)
 _FILLER = frozenset({"now", "currently", "actually", "no", "longer", "still", "really"})
 
 
@@ -142,9 +148,25 @@ def supersedes(new_text: str, old_text: str) -> bool:
         if _same_subject(new, old):
             return bool(new.value) and new.value != old.value
         return _same_role(new, old)
-    if new.values and old.values and new.values != old.values:
-        return bool(new.skeleton) and new.skeleton == old.skeleton
-    return False
+    if _reports_event(new_text) or _reports_event(old_text):
+        return False  # events accumulate; only states supersede
+    new_values, old_values = _value_positions(new_text), _value_positions(old_text)
+    if len(new_values) != len(old_values) or not new_values:
+        return False
+    differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
+    return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+def _reports_event(text: str) -> bool:
+    """A past-tense verb marks a report of something that happened ("wrote", "fixed")."""
+    return any(
+        w in _IRREGULAR_PAST or (w.endswith("ed") and len(w) > 4 and not is_value(w))
+        for w in tokens(text)
+    )
+
+
+def _value_positions(text: str) -> list[str]:
+    return [w for w in tokens(text) if is_value(w)]
 
 
 def pick_superseded(new_text: str, live: Sequence[tuple[str, str]]) -> str | None:

@@ -1,0 +1,5 @@
+"""``python -m reverie`` runs the CLI."""
+
+from reverie.cli import main
+
+main()

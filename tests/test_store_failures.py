@@ -1,0 +1,88 @@
+"""A locked database, a full database, a database from the future: a clear error, nothing
+written, nothing acknowledged that was not committed."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import reverie
+from reverie import Config
+from tests.conftest import db_counts, ok, tree
+
+
+async def test_locked_database_is_an_error_that_writes_nothing(tmp_path: Path) -> None:
+    config = Config().with_section("store", busy_timeout_ms=200)
+    async with reverie.open(tmp_path, config=config) as rv:
+        async with rv.namespace().session("s") as s:
+            ok(await s.call_tool("memory", {"action": "add", "target": "memory",
+                                            "content": "first"}), "ADD")
+            before = db_counts(tmp_path), tree(tmp_path)
+            other = sqlite3.connect(tmp_path / "reverie.db", isolation_level=None)
+            other.execute("BEGIN IMMEDIATE")
+            try:
+                result = await s.call_tool("memory", {"action": "add", "target": "memory",
+                                                      "content": "second"})
+                assert result["decision"] == "ERROR"
+                assert "busy" in result["error"] and "nothing was written" in result["error"]
+                with pytest.raises(reverie.StoreBusy):
+                    await s.turn(user="this turn cannot be recorded now")
+            finally:
+                other.execute("ROLLBACK")
+                other.close()
+            assert (db_counts(tmp_path), tree(tmp_path)) == before
+            ok(await s.call_tool("memory", {"action": "add", "target": "memory",
+                                            "content": "second"}), "ADD")
+
+
+async def test_full_database_is_an_error_that_writes_nothing(tmp_path: Path) -> None:
+    async with reverie.open(tmp_path) as rv:
+        async with rv.namespace().session("s") as s:
+            ok(await s.call_tool("topic", {"action": "save", "topic": "t",
+                                           "content": "seed fact"}), "ADD")
+            conn = rv.services.db.conn
+            async with conn.execute("PRAGMA page_count") as cur:
+                row = await cur.fetchone()
+            await conn.execute(f"PRAGMA max_page_count = {row[0]}")
+            before = db_counts(tmp_path)
+            refused = 0
+            for i in range(200):
+                result = await s.call_tool("topic", {"action": "save", "topic": "t",
+                                                     "content": f"filler {i} " + "x" * 2000})
+                if result["decision"] == "ERROR":
+                    assert "full" in result["error"] and "nothing was written" in result["error"]
+                    refused += 1
+                    break
+            assert refused == 1
+            await conn.execute("PRAGMA max_page_count = 1073741823")
+        facts = await rv.namespace().facts("t")
+    with sqlite3.connect(tmp_path / "reverie.db") as check:
+        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert len(facts) == db_counts(tmp_path)["facts"] >= before["facts"]
+
+
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    async with reverie.open(tmp_path):
+        pass
+    with sqlite3.connect(tmp_path / "reverie.db") as conn:
+        conn.execute("INSERT INTO schema_version VALUES (99)")
+    with pytest.raises(reverie.StoreError, match="schema version 99"):
+        async with reverie.open(tmp_path):
+            pass
+
+
+async def test_reopen_keeps_everything(tmp_path: Path) -> None:
+    async with reverie.open(tmp_path) as rv:
+        async with rv.namespace().session("s") as s:
+            a = ok(await s.call_tool("topic", {"action": "save", "topic": "t",
+                                               "content": "Port is 1"}), "ADD")
+    async with reverie.open(tmp_path) as rv:
+        async with rv.namespace().session("s") as s:
+            ok(await s.call_tool("topic", {"action": "save", "topic": "t",
+                                           "content": "Port is 1"}), "NOOP")
+            b = ok(await s.call_tool("topic", {"action": "save", "topic": "t",
+                                               "content": "Port is 2"}), "SUPERSEDE")
+        assert [f.id for f in await rv.namespace().chain(a["entry_id"])] == [a["entry_id"],
+                                                                            b["entry_id"]]
