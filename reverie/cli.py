@@ -24,10 +24,14 @@ from reverie.telemetry.setup import configure_logging, otlp_provider
 
 T = TypeVar("T")
 
-app = typer.Typer(help="reverie: self-learning memory for AI agents.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
-memory_app = typer.Typer(help="Curated memory entries (MEMORY.md, USER.md, SOUL.md, …).",
-                         no_args_is_help=True)
+app = typer.Typer(
+    help="reverie: self-learning memory for AI agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+memory_app = typer.Typer(
+    help="Curated memory entries (MEMORY.md, USER.md, SOUL.md, …).", no_args_is_help=True
+)
 topic_app = typer.Typer(help="Topic facts and their supersede chains.", no_args_is_help=True)
 audit_app = typer.Typer(help="The audit trail.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
@@ -37,17 +41,33 @@ app.add_typer(audit_app, name="audit")
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
-Home = Annotated[Path, typer.Option("--home", envvar="REVERIE_HOME",
-                                    help="The home directory (reverie.db and projections).")]
-Ns = Annotated[str, typer.Option("--namespace", "-n", envvar="REVERIE_NAMESPACE",
-                                 help="The namespace (a user or project).")]
+Home = Annotated[
+    Path,
+    typer.Option(
+        "--home", envvar="REVERIE_HOME", help="The home directory (reverie.db and projections)."
+    ),
+]
+Ns = Annotated[
+    str,
+    typer.Option(
+        "--namespace", "-n", envvar="REVERIE_NAMESPACE", help="The namespace (a user or project)."
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-ConfigFile = Annotated[Path | None, typer.Option("--config", envvar="REVERIE_CONFIG",
-                                                 help="A TOML settings file.")]
-Otlp = Annotated[str | None, typer.Option("--otlp-endpoint", envvar="OTEL_EXPORTER_OTLP_ENDPOINT",
-                                          help="Export spans over OTLP/HTTP to this endpoint.")]
-Target = Annotated[str, typer.Option("--target", "-t", help="memory, user, soul, "
-                                     "user_settings or agent_profile.")]
+ConfigFile = Annotated[
+    Path | None, typer.Option("--config", envvar="REVERIE_CONFIG", help="A TOML settings file.")
+]
+Otlp = Annotated[
+    str | None,
+    typer.Option(
+        "--otlp-endpoint",
+        envvar="OTEL_EXPORTER_OTLP_ENDPOINT",
+        help="Export spans over OTLP/HTTP to this endpoint.",
+    ),
+]
+Target = Annotated[
+    str, typer.Option("--target", "-t", help="memory, user, soul, user_settings or agent_profile.")
+]
 DEFAULT_HOME = Path(".reverie")
 
 
@@ -61,9 +81,11 @@ class Edge:
 
     def run(self, body: Callable[[Reverie], Awaitable[T]]) -> T:
         async def main() -> T:
-            async with reverie.open(self.home, config=self.config,
-                                    tracer_provider=self.provider) as rv:
+            async with reverie.open(
+                self.home, config=self.config, tracer_provider=self.provider
+            ) as rv:
                 return await body(rv)
+
         try:
             return anyio.run(main)
         finally:
@@ -73,8 +95,7 @@ class Edge:
 
 @app.callback()
 def main_options(
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logs on stderr.")]
-    = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logs on stderr.")] = False,
 ) -> None:
     configure_logging(verbose)
 
@@ -101,6 +122,7 @@ def _decision(result: dict[str, Any], as_json: bool) -> None:
         else:
             entry = f" {result['entry_id']}" if result.get("entry_id") else ""
             out.print(f"[bold]{result['decision']}[/bold]{entry} — {result.get('message', '')}")
+
     _print(result, as_json, human)
     if result["decision"] == "ERROR":
         raise typer.Exit(1)
@@ -110,12 +132,14 @@ def _tool(edge: Edge, namespace: str, tool: str, args: dict[str, Any]) -> dict[s
     async def body(rv: Reverie) -> dict[str, Any]:
         async with rv.namespace(namespace).session("cli") as session:
             return await session.call_tool(tool, args)
+
     return edge.run(body)
 
 
 def _with_ns(edge: Edge, namespace: str, body: Callable[[Namespace], Awaitable[T]]) -> T:
     async def run(rv: Reverie) -> T:
         return await body(rv.namespace(namespace))
+
     try:
         return edge.run(run)
     except ReverieError as exc:
@@ -127,25 +151,46 @@ def _with_ns(edge: Edge, namespace: str, body: Callable[[Namespace], Awaitable[T
 
 
 @app.command()
-def show(home: Home = DEFAULT_HOME, namespace: Ns = "default", as_json: Json = False,
-         config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def show(
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Print the snapshot a new session of this namespace would start from."""
     edge = _edge(home, config_file, otlp)
     snap = _with_ns(edge, namespace, lambda ns: ns.snapshot())
-    _print({"namespace": snap.namespace, "taken_at": snap.taken_at, "text": snap.text,
-            "blocks": snap.blocks, "topics": list(snap.topics), "skills": list(snap.skills)},
-           as_json, lambda: out.print(snap.text, markup=False, highlight=False))
+    _print(
+        {
+            "namespace": snap.namespace,
+            "taken_at": snap.taken_at,
+            "text": snap.text,
+            "blocks": snap.blocks,
+            "topics": list(snap.topics),
+            "skills": list(snap.skills),
+        },
+        as_json,
+        lambda: out.print(snap.text, markup=False, highlight=False),
+    )
 
 
 @app.command()
-def search(query: str, k: Annotated[int, typer.Option("-k", min=1, max=1000)] = 10,
-           include_superseded: Annotated[bool, typer.Option("--all")] = False,
-           home: Home = DEFAULT_HOME, namespace: Ns = "default", as_json: Json = False,
-           config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def search(
+    query: str,
+    k: Annotated[int, typer.Option("-k", min=1, max=1000)] = 10,
+    include_superseded: Annotated[bool, typer.Option("--all")] = False,
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Ranked search over live facts, entries and episodes."""
     edge = _edge(home, config_file, otlp)
-    hits = _with_ns(edge, namespace,
-                    lambda ns: ns.search(query, k=k, include_superseded=include_superseded))
+    hits = _with_ns(
+        edge, namespace, lambda ns: ns.search(query, k=k, include_superseded=include_superseded)
+    )
 
     def human() -> None:
         table = Table("score", "kind", "id", "text", title=f"{len(hits)} hits")
@@ -155,13 +200,22 @@ def search(query: str, k: Annotated[int, typer.Option("-k", min=1, max=1000)] = 
         if hits.hidden_superseded:
             out.print(f"{hits.hidden_superseded} superseded facts hidden (--all shows them)")
 
-    _print({"hits": [h.to_dict() for h in hits], "hidden_superseded": hits.hidden_superseded},
-           as_json, human)
+    _print(
+        {"hits": [h.to_dict() for h in hits], "hidden_superseded": hits.hidden_superseded},
+        as_json,
+        human,
+    )
 
 
 @app.command()
-def restore(entry_id: str, home: Home = DEFAULT_HOME, namespace: Ns = "default",
-            as_json: Json = False, config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def restore(
+    entry_id: str,
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Bring back a removed or replaced entry, or an earlier value of a fact."""
     edge = _edge(home, config_file, otlp)
     _decision(_with_ns(edge, namespace, lambda ns: ns.restore(entry_id)), as_json)
@@ -171,50 +225,99 @@ def restore(entry_id: str, home: Home = DEFAULT_HOME, namespace: Ns = "default",
 
 
 @memory_app.command("add")
-def memory_add(content: str, target: Target = "memory", home: Home = DEFAULT_HOME,
-               namespace: Ns = "default", as_json: Json = False,
-               config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def memory_add(
+    content: str,
+    target: Target = "memory",
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Add an entry."""
     edge = _edge(home, config_file, otlp)
-    _decision(_tool(edge, namespace, "memory",
-                    {"action": "add", "target": target, "content": content}), as_json)
+    _decision(
+        _tool(edge, namespace, "memory", {"action": "add", "target": target, "content": content}),
+        as_json,
+    )
 
 
 @memory_app.command("replace")
-def memory_replace(old_text: str, content: str, target: Target = "memory",
-                   home: Home = DEFAULT_HOME, namespace: Ns = "default", as_json: Json = False,
-                   config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def memory_replace(
+    old_text: str,
+    content: str,
+    target: Target = "memory",
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Replace the entry containing OLD_TEXT with CONTENT."""
     edge = _edge(home, config_file, otlp)
-    _decision(_tool(edge, namespace, "memory", {"action": "replace", "target": target,
-                                                "old_text": old_text, "content": content}),
-              as_json)
+    _decision(
+        _tool(
+            edge,
+            namespace,
+            "memory",
+            {"action": "replace", "target": target, "old_text": old_text, "content": content},
+        ),
+        as_json,
+    )
 
 
 @memory_app.command("remove")
-def memory_remove(old_text: str, target: Target = "memory", home: Home = DEFAULT_HOME,
-                  namespace: Ns = "default", as_json: Json = False,
-                  config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def memory_remove(
+    old_text: str,
+    target: Target = "memory",
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Remove the entry containing OLD_TEXT (it stays in the ledger)."""
     edge = _edge(home, config_file, otlp)
-    _decision(_tool(edge, namespace, "memory",
-                    {"action": "remove", "target": target, "old_text": old_text}), as_json)
+    _decision(
+        _tool(
+            edge, namespace, "memory", {"action": "remove", "target": target, "old_text": old_text}
+        ),
+        as_json,
+    )
 
 
 @memory_app.command("reinforce")
-def memory_reinforce(old_text: str, target: Target = "memory", home: Home = DEFAULT_HOME,
-                     namespace: Ns = "default", as_json: Json = False,
-                     config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def memory_reinforce(
+    old_text: str,
+    target: Target = "memory",
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Reinforce the entry containing OLD_TEXT (⟦×N⟧)."""
     edge = _edge(home, config_file, otlp)
-    _decision(_tool(edge, namespace, "memory",
-                    {"action": "reinforce", "target": target, "old_text": old_text}), as_json)
+    _decision(
+        _tool(
+            edge,
+            namespace,
+            "memory",
+            {"action": "reinforce", "target": target, "old_text": old_text},
+        ),
+        as_json,
+    )
 
 
 @memory_app.command("list")
-def memory_list(target: Target = "memory", home: Home = DEFAULT_HOME, namespace: Ns = "default",
-                as_json: Json = False, config_file: ConfigFile = None,
-                otlp: Otlp = None) -> None:
+def memory_list(
+    target: Target = "memory",
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """List the live entries of a target."""
     edge = _edge(home, config_file, otlp)
     rows = _with_ns(edge, namespace, lambda ns: ns.entries(target))
@@ -232,19 +335,32 @@ def memory_list(target: Target = "memory", home: Home = DEFAULT_HOME, namespace:
 
 
 @topic_app.command("save")
-def topic_save(topic: str, content: str, home: Home = DEFAULT_HOME, namespace: Ns = "default",
-               as_json: Json = False, config_file: ConfigFile = None,
-               otlp: Otlp = None) -> None:
+def topic_save(
+    topic: str,
+    content: str,
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Save a fact to a topic (ADD / SUPERSEDE / NOOP / ERROR)."""
     edge = _edge(home, config_file, otlp)
-    _decision(_tool(edge, namespace, "topic",
-                    {"action": "save", "topic": topic, "content": content}), as_json)
+    _decision(
+        _tool(edge, namespace, "topic", {"action": "save", "topic": topic, "content": content}),
+        as_json,
+    )
 
 
 @topic_app.command("read")
-def topic_read(topic: str, home: Home = DEFAULT_HOME, namespace: Ns = "default",
-               as_json: Json = False, config_file: ConfigFile = None,
-               otlp: Otlp = None) -> None:
+def topic_read(
+    topic: str,
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """The live facts of a topic."""
     edge = _edge(home, config_file, otlp)
     result = _tool(edge, namespace, "topic", {"action": "read", "topic": topic})
@@ -261,8 +377,13 @@ def topic_read(topic: str, home: Home = DEFAULT_HOME, namespace: Ns = "default",
 
 
 @topic_app.command("list")
-def topic_list(home: Home = DEFAULT_HOME, namespace: Ns = "default", as_json: Json = False,
-               config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def topic_list(
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """The topics with their live and superseded fact counts."""
     edge = _edge(home, config_file, otlp)
     result = _tool(edge, namespace, "topic", {"action": "list"})
@@ -280,10 +401,15 @@ def topic_list(home: Home = DEFAULT_HOME, namespace: Ns = "default", as_json: Js
 
 
 @audit_app.command("ledger")
-def audit_ledger(entry: Annotated[str | None, typer.Option("--entry")] = None,
-                 limit: Annotated[int, typer.Option("--limit", min=0)] = 0,
-                 home: Home = DEFAULT_HOME, namespace: Ns = "default", as_json: Json = False,
-                 config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def audit_ledger(
+    entry: Annotated[str | None, typer.Option("--entry")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=0)] = 0,
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """The audit ledger, oldest first (``--limit N`` keeps the newest N)."""
     edge = _edge(home, config_file, otlp)
     rows = _with_ns(edge, namespace, lambda ns: ns.ledger(entry))
@@ -293,17 +419,23 @@ def audit_ledger(entry: Annotated[str | None, typer.Option("--entry")] = None,
     def human() -> None:
         table = Table("seq", "ts", "actor", "action", "decision", "entry_id", "target")
         for r in rows:
-            table.add_row(str(r.seq), r.ts, r.actor, r.action, r.decision, r.entry_id or "",
-                          r.target or "")
+            table.add_row(
+                str(r.seq), r.ts, r.actor, r.action, r.decision, r.entry_id or "", r.target or ""
+            )
         out.print(table)
 
     _print([r.to_dict() for r in rows], as_json, human)
 
 
 @audit_app.command("chain")
-def audit_chain(entry_id: str, home: Home = DEFAULT_HOME, namespace: Ns = "default",
-                as_json: Json = False, config_file: ConfigFile = None,
-                otlp: Otlp = None) -> None:
+def audit_chain(
+    entry_id: str,
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Replay the supersede chain of a fact, oldest first."""
     edge = _edge(home, config_file, otlp)
     chain = _with_ns(edge, namespace, lambda ns: ns.chain(entry_id))
@@ -312,11 +444,18 @@ def audit_chain(entry_id: str, home: Home = DEFAULT_HOME, namespace: Ns = "defau
         raise typer.Exit(1)
 
     def human() -> None:
-        table = Table("depth", "entry_id", "valid from", "invalid at", "fact",
-                      title=f"chain {chain[0].chain_id}")
+        table = Table(
+            "depth",
+            "entry_id",
+            "valid from",
+            "invalid at",
+            "fact",
+            title=f"chain {chain[0].chain_id}",
+        )
         for fact in chain:
-            table.add_row(str(fact.depth), fact.id, fact.created_at, fact.invalid_at or "live",
-                          fact.content)
+            table.add_row(
+                str(fact.depth), fact.id, fact.created_at, fact.invalid_at or "live", fact.content
+            )
         out.print(table)
 
     _print([f.to_dict() for f in chain], as_json, human)
@@ -326,8 +465,13 @@ def audit_chain(entry_id: str, home: Home = DEFAULT_HOME, namespace: Ns = "defau
 
 
 @app.command()
-def simulate(home: Home = DEFAULT_HOME, namespace: Ns = "default", as_json: Json = False,
-             config_file: ConfigFile = None, otlp: Otlp = None) -> None:
+def simulate(
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
     """Run a short scripted session end to end on the embedded default and report it."""
     from reverie.scripted import run_scripted
 
@@ -337,14 +481,19 @@ def simulate(home: Home = DEFAULT_HOME, namespace: Ns = "default", as_json: Json
     def human() -> None:
         table = Table("step", "decision", "entry_id", "note", title="scripted session")
         for step in report["steps"]:
-            table.add_row(step["step"], step["decision"], step.get("entry_id") or "",
-                          step.get("note", ""))
+            table.add_row(
+                step["step"], step["decision"], step.get("entry_id") or "", step.get("note", "")
+            )
         out.print(table)
-        out.print(f"search 'deploy timeout' → {report['search_top']!r} "
-                  f"({report['hidden_superseded']} superseded hidden)")
-        out.print(f"ledger rows: {report['ledger_rows']}; explore with "
-                  f"`reverie show --home {home}`, `reverie search … --home {home}` and "
-                  f"`reverie audit ledger --home {home}`")
+        out.print(
+            f"search 'deploy timeout' → {report['search_top']!r} "
+            f"({report['hidden_superseded']} superseded hidden)"
+        )
+        out.print(
+            f"ledger rows: {report['ledger_rows']}; explore with "
+            f"`reverie show --home {home}`, `reverie search … --home {home}` and "
+            f"`reverie audit ledger --home {home}`"
+        )
 
     _print(report, as_json, human)
 

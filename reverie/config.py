@@ -45,7 +45,7 @@ class WriterConfig:
     max_content_chars: int = 4000
     max_skill_chars: int = 20000
     max_name_chars: int = 64
-    dedupe_candidates: int = 50
+    dedupe_candidates: int = 200
     timeout_s: float = 30.0
 
 
@@ -179,9 +179,7 @@ class Config:
         return cls(**sections)
 
     @classmethod
-    def load(
-        cls, path: str | Path | None = None, environ: Mapping[str, str] | None = None
-    ) -> Self:
+    def load(cls, path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Self:
         """TOML file first, then ``REVERIE_<SECTION>_<KEY>`` variables on top."""
         data: dict[str, dict[str, Any]] = {}
         if path is not None:

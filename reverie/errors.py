@@ -1,11 +1,11 @@
 """reverie's one exception tree; no raw sqlite3 or httpx error crosses the public API.
 
-    ReverieError
-    ├── ConfigError          a bad setting, file or environment value
-    ├── ClosedError          the runtime is not open (or was closed) for this call
-    ├── StoreError           the database failed
-    │   └── StoreBusy        the database stayed locked past the busy timeout
-    └── ToolInputError       a tool call's arguments were rejected (surfaced as decision ERROR)
+ReverieError
+├── ConfigError          a bad setting, file or environment value
+├── ClosedError          the runtime is not open (or was closed) for this call
+├── StoreError           the database failed
+│   └── StoreBusy        the database stayed locked past the busy timeout
+└── ToolInputError       a tool call's arguments were rejected (surfaced as decision ERROR)
 """
 
 from __future__ import annotations

@@ -67,9 +67,14 @@ def _check_name(kind: str, value: object) -> str:
 class Reverie:
     """One home: the database, the projections, the bus and its actors."""
 
-    def __init__(self, home: str | Path, config: Config | None = None, model: Any = None,
-                 clock: Clock | None = None,
-                 tracer_provider: trace.TracerProvider | None = None) -> None:
+    def __init__(
+        self,
+        home: str | Path,
+        config: Config | None = None,
+        model: Any = None,
+        clock: Clock | None = None,
+        tracer_provider: trace.TracerProvider | None = None,
+    ) -> None:
         self.home = Path(home)
         self.config = config or Config()
         self.model = model
@@ -95,8 +100,14 @@ class Reverie:
         await ready.wait()
         assert self._tg is not None
         bus = Bus(self._tg, self.config.actors, self._tracer)
-        self._services = Services(db=db, projector=Projector(self.home), config=self.config,
-                                  clock=self.clock, bus=bus, tracer=self._tracer)
+        self._services = Services(
+            db=db,
+            projector=Projector(self.home),
+            config=self.config,
+            clock=self.clock,
+            bus=bus,
+            tracer=self._tracer,
+        )
         services = self._services
         bus.subscribe(Writer.name, Writer.handles, lambda ns: Writer(ns, services))
         self._state = State.OPEN
@@ -115,8 +126,12 @@ class Reverie:
             await self._stop.wait()
             tg.cancel_scope.cancel()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self._state is not State.OPEN:
             return
         self._state = State.CLOSED
@@ -165,8 +180,12 @@ class Reverie:
         """One bg_review full pass now. The review stages (L4–L7) are not built yet: the
         report says so rather than pretending a pass ran."""
         self.services  # noqa: B018 - raises when closed
-        return {"ran": False, "force": force, "stages": [],
-                "reason": "the review stages (L4-L7) are not implemented in this version"}
+        return {
+            "ran": False,
+            "force": force,
+            "stages": [],
+            "reason": "the review stages (L4-L7) are not implemented in this version",
+        }
 
     async def wait_idle(self) -> None:
         """Until no actor has pending work."""
@@ -183,8 +202,9 @@ class Namespace:
     def session(self, session_id: str) -> Session:
         return Session(self, _check_name("session id", session_id))
 
-    async def search(self, query: str, k: int = 10, *,
-                     include_superseded: bool = False) -> SearchResults:
+    async def search(
+        self, query: str, k: int = 10, *, include_superseded: bool = False
+    ) -> SearchResults:
         """Ranked hits over live facts, entries and episodes (BM25); superseded facts are
         hidden unless asked for, and ``.hidden_superseded`` says how many were."""
         if not isinstance(query, str):
@@ -196,8 +216,9 @@ class Namespace:
             span.set_attribute("gen_ai.operation.name", "search_memory")
             span.set_attribute("gen_ai.memory.store.id", self.name)
             async with s.db.reading() as conn:
-                hits = await search_store.search(conn, self.name, query, k,
-                                                 include_superseded=include_superseded)
+                hits = await search_store.search(
+                    conn, self.name, query, k, include_superseded=include_superseded
+                )
             span.set_attribute("reverie.search.hits", len(hits))
             span.set_attribute("reverie.search.hidden_superseded", hits.hidden_superseded)
             return hits
@@ -285,8 +306,9 @@ class Session:
         runtime = self.namespace.runtime
         action = arguments.get("action") if isinstance(arguments, dict) else None
         with runtime.tracer.start_as_current_span(f"execute_tool {name}") as span:
-            for key, value in tool_attributes(self.namespace.name, str(name),
-                                              action if isinstance(action, str) else None).items():
+            for key, value in tool_attributes(
+                self.namespace.name, str(name), action if isinstance(action, str) else None
+            ).items():
                 span.set_attribute(key, value)
             span.set_attribute("gen_ai.conversation.id", self.id)
             result = await self._call(runtime, name, arguments)
@@ -295,8 +317,14 @@ class Session:
                 span.set_attribute("reverie.entry_id", result["entry_id"])
             if result["decision"] == "ERROR":
                 span.set_status(Status(StatusCode.ERROR, result["error"]))
-            log.debug("tool_call", namespace=self.namespace.name, session=self.id, tool=name,
-                      decision=result["decision"], entry_id=result.get("entry_id"))
+            log.debug(
+                "tool_call",
+                namespace=self.namespace.name,
+                session=self.id,
+                tool=name,
+                decision=result["decision"],
+                entry_id=result.get("entry_id"),
+            )
             return result
 
     async def _call(self, runtime: Reverie, name: str, arguments: Any) -> dict[str, Any]:
@@ -305,8 +333,7 @@ class Session:
             command = parse_call(name, arguments, runtime.config.writer)
             if isinstance(command, TopicCommand) and command.action in {"read", "list"}:
                 return await self._topic_read(command)
-            result = await runtime.services.bus.ask(
-                ToolCall(self.namespace.name, self.id, command))
+            result = await runtime.services.bus.ask(ToolCall(self.namespace.name, self.id, command))
             assert isinstance(result, dict)
             return result
         except ToolInputError as exc:
@@ -314,8 +341,10 @@ class Session:
         except ReverieError as exc:
             return error_result(f"{exc}; nothing was written")
         except TimeoutError:
-            return error_result("the write did not finish within its time budget; it was "
-                                "rolled back and nothing was written")
+            return error_result(
+                "the write did not finish within its time budget; it was "
+                "rolled back and nothing was written"
+            )
         except Exception as exc:  # never raise into the agent
             log.error("tool_call_failed", tool=name, error=repr(exc))
             return error_result(f"internal error ({type(exc).__name__}); nothing was written")
@@ -325,34 +354,48 @@ class Session:
         async with s.db.reading() as conn:
             if command.action == "list":
                 rows = await topics.index(conn, self.namespace.name)
-                listing = [{"topic": n, "facts": live, "superseded": old}
-                           for n, live, old in rows]
-                return {"ok": True, "decision": "NOOP", "entry_id": None, "topics": listing,
-                        "message": f"{len(listing)} topics"}
+                listing = [{"topic": n, "facts": live, "superseded": old} for n, live, old in rows]
+                return {
+                    "ok": True,
+                    "decision": "NOOP",
+                    "entry_id": None,
+                    "topics": listing,
+                    "message": f"{len(listing)} topics",
+                }
             assert command.topic is not None
             if not await topics.exists(conn, self.namespace.name, command.topic):
                 return error_result(f"no topic {command.topic!r}; list the topics first")
             facts = await topics.live(conn, self.namespace.name, command.topic)
-        return {"ok": True, "decision": "NOOP", "entry_id": None, "topic": command.topic,
-                "facts": [{"entry_id": f.id, "content": f.content, "since": f.created_at}
-                          for f in facts],
-                "message": f"{len(facts)} live facts"}
+        return {
+            "ok": True,
+            "decision": "NOOP",
+            "entry_id": None,
+            "topic": command.topic,
+            "facts": [
+                {"entry_id": f.id, "content": f.content, "since": f.created_at} for f in facts
+            ],
+            "message": f"{len(facts)} live facts",
+        }
 
     async def turn(self, user: str | None = None, assistant: str | None = None) -> Episode:
         """Record one turn as an episode; the extractor (L2) hears of it on the bus."""
         runtime = self._open()
         for label, text in (("user", user), ("assistant", assistant)):
-            if text is not None and (not isinstance(text, str) or "\x00" in text
-                                     or len(text) > _MAX_TURN_CHARS):
-                raise ReverieError(f"{label} must be a string without NUL of at most "
-                                   f"{_MAX_TURN_CHARS} chars")
+            if text is not None and (
+                not isinstance(text, str) or "\x00" in text or len(text) > _MAX_TURN_CHARS
+            ):
+                raise ReverieError(
+                    f"{label} must be a string without NUL of at most {_MAX_TURN_CHARS} chars"
+                )
+        user, assistant = user or None, assistant or None
         if not (user or assistant):
             raise ReverieError("a turn needs user or assistant text")
         with runtime.tracer.start_as_current_span("reverie.turn") as span:
             span.set_attribute("gen_ai.conversation.id", self.id)
             span.set_attribute("gen_ai.memory.store.id", self.namespace.name)
             episode = await runtime.services.bus.ask(
-                TurnRecord(self.namespace.name, self.id, user, assistant))
+                TurnRecord(self.namespace.name, self.id, user, assistant)
+            )
             assert isinstance(episode, Episode)
             span.set_attribute("reverie.turn", episode.turn)
             return episode
@@ -369,8 +412,12 @@ class Session:
         await self.namespace.runtime.wait_idle()
 
 
-def open(home: str | Path, config: Config | None = None, model: Any = None,  # noqa: A001
-         clock: Clock | None = None,
-         tracer_provider: trace.TracerProvider | None = None) -> Reverie:
+def open(
+    home: str | Path,
+    config: Config | None = None,
+    model: Any = None,  # noqa: A001
+    clock: Clock | None = None,
+    tracer_provider: trace.TracerProvider | None = None,
+) -> Reverie:
     """A runtime for ``home``, to be used as ``async with reverie.open(home) as rv``."""
     return Reverie(home, config=config, model=model, clock=clock, tracer_provider=tracer_provider)

@@ -9,27 +9,60 @@ from typing import Any
 from reverie.runtime import Namespace
 
 SCRIPT: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("remember an environment fact", "memory",
-     {"action": "add", "target": "memory", "content": "The project builds with `make ci`."}),
-    ("the same fact again, reworded", "memory",
-     {"action": "add", "target": "memory", "content": "the project builds with `make ci`"}),
-    ("a user preference", "memory",
-     {"action": "add", "target": "user", "content": "Prefers short answers with code first."}),
-    ("the user's timezone", "memory",
-     {"action": "add", "target": "user_settings", "content": "timezone: Europe/Oslo"}),
-    ("a specific fact", "topic",
-     {"action": "save", "topic": "deploy", "content": "The deploy timeout is 30s"}),
-    ("a related fact", "topic",
-     {"action": "save", "topic": "deploy", "content": "The deploy script is scripts/deploy.sh"}),
-    ("a correction days later", "topic",
-     {"action": "save", "topic": "deploy", "content": "Actually the deploy timeout is 45s"}),
-    ("a reusable workflow", "skill_manage",
-     {"action": "create", "name": "release",
-      "content": "1. Run `make ci`.\n2. Tag the release.\n3. Run scripts/deploy.sh."}),
-    ("the fact proved useful", "memory",
-     {"action": "reinforce", "target": "memory", "old_text": "make ci"}),
-    ("a malformed call", "topic",
-     {"action": "save", "topic": "../etc", "content": "escape attempt"}),
+    (
+        "remember an environment fact",
+        "memory",
+        {"action": "add", "target": "memory", "content": "The project builds with `make ci`."},
+    ),
+    (
+        "the same fact again, reworded",
+        "memory",
+        {"action": "add", "target": "memory", "content": "the project builds with `make ci`"},
+    ),
+    (
+        "a user preference",
+        "memory",
+        {"action": "add", "target": "user", "content": "Prefers short answers with code first."},
+    ),
+    (
+        "the user's timezone",
+        "memory",
+        {"action": "add", "target": "user_settings", "content": "timezone: Europe/Oslo"},
+    ),
+    (
+        "a specific fact",
+        "topic",
+        {"action": "save", "topic": "deploy", "content": "The deploy timeout is 30s"},
+    ),
+    (
+        "a related fact",
+        "topic",
+        {"action": "save", "topic": "deploy", "content": "The deploy script is scripts/deploy.sh"},
+    ),
+    (
+        "a correction days later",
+        "topic",
+        {"action": "save", "topic": "deploy", "content": "Actually the deploy timeout is 45s"},
+    ),
+    (
+        "a reusable workflow",
+        "skill_manage",
+        {
+            "action": "create",
+            "name": "release",
+            "content": "1. Run `make ci`.\n2. Tag the release.\n3. Run scripts/deploy.sh.",
+        },
+    ),
+    (
+        "the fact proved useful",
+        "memory",
+        {"action": "reinforce", "target": "memory", "old_text": "make ci"},
+    ),
+    (
+        "a malformed call",
+        "topic",
+        {"action": "save", "topic": "../etc", "content": "escape attempt"},
+    ),
 )
 
 
@@ -41,10 +74,19 @@ async def run_scripted(ns: Namespace) -> dict[str, Any]:
         for step, tool, args in SCRIPT:
             result = await session.call_tool(tool, args)
             note = result.get("error") or result.get("message", "")
-            steps.append({"step": step, "tool": tool, "decision": result["decision"],
-                          "entry_id": result.get("entry_id"), "note": note})
-        await session.turn(user="Deploys keep timing out at 30s.",
-                           assistant="The timeout is now 45s; I saved the correction.")
+            steps.append(
+                {
+                    "step": step,
+                    "tool": tool,
+                    "decision": result["decision"],
+                    "entry_id": result.get("entry_id"),
+                    "note": note,
+                }
+            )
+        await session.turn(
+            user="Deploys keep timing out at 30s.",
+            assistant="The timeout is now 45s; I saved the correction.",
+        )
         await session.idle()
     await ns.runtime.wait_idle()
     hits = await ns.search("deploy timeout", k=5)

@@ -89,8 +89,12 @@ async def take(conn: aiosqlite.Connection, namespace: str, config: Config, when:
         parts.append("## SKILLS\n" + "\n".join(lines))
     parts.append("</reverie-snapshot>")
     return Snapshot(
-        namespace=namespace, taken_at=when, text="\n\n".join(parts), blocks=blocks,
-        topics=tuple(row[0] for row in topic_rows), skills=tuple(s.name for s in registered),
+        namespace=namespace,
+        taken_at=when,
+        text="\n\n".join(parts),
+        blocks=blocks,
+        topics=tuple(row[0] for row in topic_rows),
+        skills=tuple(s.name for s in registered),
     )
 
 

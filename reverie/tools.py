@@ -64,11 +64,17 @@ def schemas(writer: WriterConfig) -> list[dict[str, Any]]:
             {
                 "action": {"type": "string", "enum": ["add", "replace", "remove", "reinforce"]},
                 "target": {"type": "string", "enum": list(MEMORY_TARGETS)},
-                "content": {"type": "string", "maxLength": limit,
-                            "description": "The entry text (add, replace)."},
-                "old_text": {"type": "string", "maxLength": limit,
-                             "description": "A unique substring of the entry to act on "
-                                            "(replace, remove, reinforce)."},
+                "content": {
+                    "type": "string",
+                    "maxLength": limit,
+                    "description": "The entry text (add, replace).",
+                },
+                "old_text": {
+                    "type": "string",
+                    "maxLength": limit,
+                    "description": "A unique substring of the entry to act on "
+                    "(replace, remove, reinforce).",
+                },
             },
             ["action", "target"],
         ),
@@ -80,10 +86,16 @@ def schemas(writer: WriterConfig) -> list[dict[str, Any]]:
             "'read' returns a topic's live facts, 'list' the topics.",
             {
                 "action": {"type": "string", "enum": ["save", "read", "list"]},
-                "topic": {"type": "string", "maxLength": writer.max_name_chars,
-                          "description": "A lower-case slug such as 'deploy' or 'billing-api'."},
-                "content": {"type": "string", "maxLength": limit,
-                            "description": "The fact to save (save)."},
+                "topic": {
+                    "type": "string",
+                    "maxLength": writer.max_name_chars,
+                    "description": "A lower-case slug such as 'deploy' or 'billing-api'.",
+                },
+                "content": {
+                    "type": "string",
+                    "maxLength": limit,
+                    "description": "The fact to save (save).",
+                },
             },
             ["action"],
         ),

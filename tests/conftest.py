@@ -47,15 +47,25 @@ def db_counts(home: Path) -> dict[str, int]:
     with sqlite3.connect(home / "reverie.db") as conn:
         return {
             table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-            for table in ("entries", "topics", "facts", "skills", "ledger", "episodes",
-                          "search_index")
+            for table in (
+                "entries",
+                "topics",
+                "facts",
+                "skills",
+                "ledger",
+                "episodes",
+                "search_index",
+            )
         }
 
 
 def tree(home: Path) -> dict[str, bytes]:
     """Every projection file under a home, with its bytes."""
-    return {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*"))
-            if p.is_file() and not p.name.startswith("reverie.db") and p.name != ".projection.lock"}
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for p in sorted(home.rglob("*"))
+        if p.is_file() and not p.name.startswith("reverie.db") and p.name != ".projection.lock"
+    }
 
 
 def ok(result: dict[str, Any], decision: str) -> dict[str, Any]:

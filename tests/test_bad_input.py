@@ -25,20 +25,38 @@ CASES: list[tuple[str, Any, str]] = [
     ("memory", {"action": "add", "target": "memory", "content": BIG}, "the limit is 4000"),
     ("memory", {"action": "add", "target": "memory", "content": "x", "extra": 1}, "unexpected"),
     ("memory", {"action": "add", "target": "memory", "content": "x ⟦×3⟧"}, "reinforcement mark"),
-    ("memory", {"action": "add", "target": "memory",
-                "content": '<reverie-snapshot namespace="x">'}, "snapshot"),
-    ("memory", {"action": "add", "target": "memory", "content": "x", "old_text": "y"},
-     "content only"),
+    (
+        "memory",
+        {"action": "add", "target": "memory", "content": '<reverie-snapshot namespace="x">'},
+        "snapshot",
+    ),
+    (
+        "memory",
+        {"action": "add", "target": "memory", "content": "x", "old_text": "y"},
+        "content only",
+    ),
     ("memory", {"action": "replace", "target": "memory", "content": "x"}, "'old_text' is required"),
-    ("memory", {"action": "remove", "target": "memory", "old_text": "zzz-no-match"},
-     "no live MEMORY.md entry contains"),
+    (
+        "memory",
+        {"action": "remove", "target": "memory", "old_text": "zzz-no-match"},
+        "no live MEMORY.md entry contains",
+    ),
     ("memory", {"action": "remove", "target": "memory", "old_text": "shared"}, "matches 2"),
-    ("memory", {"action": "reinforce", "target": "memory", "old_text": "nothing like it"},
-     "no live"),
-    ("memory", {"action": "remove", "target": "memory", "old_text": "x", "content": "y"},
-     "takes old_text"),
-    ("memory", {"action": "add", "target": "user_settings", "content": "no key here"},
-     "key: value"),
+    (
+        "memory",
+        {"action": "reinforce", "target": "memory", "old_text": "nothing like it"},
+        "no live",
+    ),
+    (
+        "memory",
+        {"action": "remove", "target": "memory", "old_text": "x", "content": "y"},
+        "takes old_text",
+    ),
+    (
+        "memory",
+        {"action": "add", "target": "user_settings", "content": "no key here"},
+        "key: value",
+    ),
     ("topic", {"action": "save", "topic": "deploy"}, "'content' is required"),
     ("topic", {"action": "save", "topic": "../escape", "content": "x"}, "slug"),
     ("topic", {"action": "save", "topic": "/etc/passwd", "content": "x"}, "slug"),
@@ -51,15 +69,19 @@ CASES: list[tuple[str, Any, str]] = [
     ("topic", {"action": "delete", "topic": "x"}, "action must be one of"),
     ("skill_manage", {"action": "create", "name": "../../x", "content": "x"}, "slug"),
     ("skill_manage", {"action": "create", "name": "ok", "content": "x" * 20001}, "limit"),
-    ("skill_manage", {"action": "create", "name": "ok", "content": "---\nname: x\n---\n"},
-     "front matter"),
+    (
+        "skill_manage",
+        {"action": "create", "name": "ok", "content": "---\nname: x\n---\n"},
+        "front matter",
+    ),
     ("skill_manage", {"action": "patch", "name": "ok", "content": "x"}, "'old_text' is required"),
     ("skill_manage", {"action": "create", "name": ".hidden", "content": "x"}, "slug"),
 ]
 
 
-@pytest.mark.parametrize(("tool", "arguments", "message"), CASES,
-                         ids=[f"{i}-{c[0]}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"), CASES, ids=[f"{i}-{c[0]}" for i, c in enumerate(CASES)]
+)
 async def test_bad_call_is_an_error_and_writes_nothing(
     rv: reverie.Reverie, tool: str, arguments: Any, message: str
 ) -> None:
@@ -86,8 +108,13 @@ async def test_bad_namespace_and_session_names_raise(rv: reverie.Reverie) -> Non
 async def test_bad_turns_raise_and_write_nothing(rv: reverie.Reverie) -> None:
     before = db_counts(rv.home)
     async with rv.namespace().session("s") as s:
-        for kwargs in ({}, {"user": ""}, {"user": "a\x00b"}, {"assistant": 5},
-                       {"user": "x" * 100_001}):
+        for kwargs in (
+            {},
+            {"user": ""},
+            {"user": "a\x00b"},
+            {"assistant": 5},
+            {"user": "x" * 100_001},
+        ):
             with pytest.raises(reverie.ReverieError):
                 await s.turn(**kwargs)
     assert db_counts(rv.home) == before
@@ -95,11 +122,13 @@ async def test_bad_turns_raise_and_write_nothing(rv: reverie.Reverie) -> None:
 
 async def test_writer_kill_switch_refuses_writes(tmp_path: object) -> None:
     from pathlib import Path
+
     home = Path(str(tmp_path))
     config = reverie.Config().with_section("writer", enabled=False)
     async with reverie.open(home, config=config) as rv:
         async with rv.namespace().session("s") as s:
-            result = await s.call_tool("memory", {"action": "add", "target": "memory",
-                                                  "content": "x"})
+            result = await s.call_tool(
+                "memory", {"action": "add", "target": "memory", "content": "x"}
+            )
     assert result["decision"] == "ERROR" and "disabled" in result["error"]
     assert db_counts(home)["entries"] == 0 and db_counts(home)["ledger"] == 0

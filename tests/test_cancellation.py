@@ -40,11 +40,19 @@ async def test_host_cancellation_during_a_write_storm_leaves_whole_writes(tmp_pa
         with anyio.move_on_after(0.3):
             async with anyio.create_task_group() as tg:
                 for n in range(6):
+
                     async def storm(n: int = n) -> None:
                         async with rv.namespace().session(f"s{n}") as s:
                             for j in range(10_000):
-                                await s.call_tool("topic", {"action": "save", "topic": "t",
-                                                            "content": f"storm {n} fact {j}"})
+                                await s.call_tool(
+                                    "topic",
+                                    {
+                                        "action": "save",
+                                        "topic": "t",
+                                        "content": f"storm {n} fact {j}",
+                                    },
+                                )
+
                     tg.start_soon(storm)
         await rv.wait_idle()
     counts = db_counts(tmp_path)

@@ -18,8 +18,7 @@ VALUES = ["30s", "45s", "api1.internal", "api2.internal", "25 MB", "100 MB", "Ma
 TOPICS = ["ops", "people"]
 
 saves = st.tuples(st.sampled_from(TOPICS), st.sampled_from(SUBJECTS), st.sampled_from(VALUES))
-steps = st.lists(st.one_of(saves, st.integers(min_value=0, max_value=50)), min_size=1,
-                 max_size=25)
+steps = st.lists(st.one_of(saves, st.integers(min_value=0, max_value=50)), min_size=1, max_size=25)
 
 
 async def run(home: Path, plan: list[tuple[str, str, str] | int]) -> list[dict[str, object]]:
@@ -34,8 +33,12 @@ async def run(home: Path, plan: list[tuple[str, str, str] | int]) -> list[dict[s
                         results.append(await ns.restore(str(facts[step % len(facts)]["entry_id"])))
                     continue
                 topic, subject, value = step
-                results.append(await s.call_tool("topic", {"action": "save", "topic": topic,
-                                                           "content": f"{subject} is {value}"}))
+                results.append(
+                    await s.call_tool(
+                        "topic",
+                        {"action": "save", "topic": topic, "content": f"{subject} is {value}"},
+                    )
+                )
     return results
 
 
@@ -48,10 +51,12 @@ def test_chain_invariants(plan: list[tuple[str, str, str] | int]) -> None:
         with sqlite3.connect(home / "reverie.db") as conn:
             rows = conn.execute(
                 "SELECT id, chain_id, depth, supersedes, superseded_by, invalid_at, topic"
-                " FROM facts").fetchall()
+                " FROM facts"
+            ).fetchall()
             ledger_writes = conn.execute(
                 "SELECT count(*) FROM ledger WHERE decision IN ('ADD', 'SUPERSEDE')"
-                " AND target != 'episode'").fetchone()[0]
+                " AND target != 'episode'"
+            ).fetchone()[0]
     facts = {r[0]: r for r in rows}
     written = [r for r in results if r["decision"] in ("ADD", "SUPERSEDE")]
     # nothing deleted: every acknowledged fact is still there, and each has its ledger row

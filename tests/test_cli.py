@@ -17,7 +17,9 @@ pytestmark = pytest.mark.slow
 def cli(home: Path, *args: str, code: int = 0, env: dict[str, str] | None = None) -> str:
     proc = subprocess.run(
         [sys.executable, "-m", "reverie", *args, "--home", str(home)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
     assert proc.returncode == code, (proc.stdout, proc.stderr)
@@ -37,7 +39,8 @@ def test_memory_topic_search_audit_restore_round_trip(tmp_path: Path) -> None:
     second = jcli(tmp_path, "topic", "save", "deploy", "The deploy timeout is 45s")
     assert second["decision"] == "SUPERSEDE"
     assert [f["content"] for f in jcli(tmp_path, "topic", "read", "deploy")["facts"]] == [
-        "The deploy timeout is 45s"]
+        "The deploy timeout is 45s"
+    ]
     assert jcli(tmp_path, "topic", "list") == [{"topic": "deploy", "facts": 1, "superseded": 1}]
     found = jcli(tmp_path, "search", "deploy timeout")
     assert found["hidden_superseded"] == 1 and found["hits"][0]["id"] == second["entry_id"]
@@ -49,8 +52,14 @@ def test_memory_topic_search_audit_restore_round_trip(tmp_path: Path) -> None:
     assert jcli(tmp_path, "restore", added["entry_id"])["decision"] == "RESTORED"
     assert [e["content"] for e in jcli(tmp_path, "memory", "list")] == ["Builds run with make ci"]
     ledger = jcli(tmp_path, "audit", "ledger")
-    assert [r["decision"] for r in ledger] == ["ADD", "NOOP", "ADD", "SUPERSEDE", "REMOVED",
-                                               "RESTORED"]
+    assert [r["decision"] for r in ledger] == [
+        "ADD",
+        "NOOP",
+        "ADD",
+        "SUPERSEDE",
+        "REMOVED",
+        "RESTORED",
+    ]
     show = jcli(tmp_path, "show")
     assert "Builds run with make ci" in show["text"]
     assert "Builds run with make ci" in cli(tmp_path, "show")
@@ -59,17 +68,24 @@ def test_memory_topic_search_audit_restore_round_trip(tmp_path: Path) -> None:
 def test_namespace_option_and_environment(tmp_path: Path) -> None:
     jcli(tmp_path, "memory", "add", "Only in proj", "--namespace", "proj")
     assert jcli(tmp_path, "memory", "list") == []
-    proc = subprocess.run([sys.executable, "-m", "reverie", "memory", "list", "--json"],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "REVERIE_HOME": str(tmp_path),
-                               "REVERIE_NAMESPACE": "proj"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "reverie", "memory", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "REVERIE_HOME": str(tmp_path), "REVERIE_NAMESPACE": "proj"},
+    )
     assert [e["content"] for e in json.loads(proc.stdout)] == ["Only in proj"]
 
 
 def test_bad_settings_exit_2_with_a_clear_message(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "reverie", "show", "--home", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "REVERIE_CAPS_MEMORY": "lots"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "reverie", "show", "--home", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "REVERIE_CAPS_MEMORY": "lots"},
+    )
     assert proc.returncode == 2
     assert "REVERIE_CAPS_MEMORY='lots'" in proc.stderr
     assert not (tmp_path / "reverie.db").exists()
@@ -78,8 +94,18 @@ def test_bad_settings_exit_2_with_a_clear_message(tmp_path: Path) -> None:
 def test_simulate_runs_the_scripted_session(tmp_path: Path) -> None:
     report = jcli(tmp_path, "simulate")
     decisions = [s["decision"] for s in report["steps"]]
-    assert decisions == ["ADD", "NOOP", "ADD", "ADD", "ADD", "ADD", "SUPERSEDE", "CREATED",
-                         "REINFORCED", "ERROR"]
+    assert decisions == [
+        "ADD",
+        "NOOP",
+        "ADD",
+        "ADD",
+        "ADD",
+        "ADD",
+        "SUPERSEDE",
+        "CREATED",
+        "REINFORCED",
+        "ERROR",
+    ]
     assert report["search_top"] == "Actually the deploy timeout is 45s"
     assert report["hidden_superseded"] == 1
     assert "scripted session" in cli(tmp_path / "again", "simulate")

@@ -18,8 +18,12 @@ async def test_fifty_identical_concurrent_saves_leave_one_fact(rv: reverie.Rever
 
     async def save(i: int) -> None:
         async with rv.namespace().session(f"s{i}") as s:
-            results.append(await s.call_tool("topic", {"action": "save", "topic": "deploy",
-                                                       "content": "The deploy timeout is 30s"}))
+            results.append(
+                await s.call_tool(
+                    "topic",
+                    {"action": "save", "topic": "deploy", "content": "The deploy timeout is 30s"},
+                )
+            )
 
     async with anyio.create_task_group() as tg:
         for i in range(50):
@@ -37,8 +41,16 @@ async def test_concurrent_adds_never_overflow_the_cap(tmp_path: Path) -> None:
 
         async def add(i: int) -> None:
             async with rv.namespace().session(f"s{i}") as s:
-                results.append(await s.call_tool("memory", {
-                    "action": "add", "target": "memory", "content": f"distinct lesson {i:03d}"}))
+                results.append(
+                    await s.call_tool(
+                        "memory",
+                        {
+                            "action": "add",
+                            "target": "memory",
+                            "content": f"distinct lesson {i:03d}",
+                        },
+                    )
+                )
 
         async with anyio.create_task_group() as tg:
             for i in range(40):
@@ -54,8 +66,9 @@ async def test_concurrent_adds_never_overflow_the_cap(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("namespaces", [1, 4])
-async def test_mixed_concurrent_writes_are_all_acknowledged(tmp_path: Path,
-                                                           namespaces: int) -> None:
+async def test_mixed_concurrent_writes_are_all_acknowledged(
+    tmp_path: Path, namespaces: int
+) -> None:
     async with reverie.open(tmp_path) as rv:
         acked: list[str] = []
 
@@ -63,8 +76,14 @@ async def test_mixed_concurrent_writes_are_all_acknowledged(tmp_path: Path,
             ns = rv.namespace(f"ns{n % namespaces}")
             async with ns.session(f"w{n}") as s:
                 for j in range(10):
-                    r = await s.call_tool("topic", {"action": "save", "topic": f"t{j % 3}",
-                                                    "content": f"worker {n} item {j} is ok"})
+                    r = await s.call_tool(
+                        "topic",
+                        {
+                            "action": "save",
+                            "topic": f"t{j % 3}",
+                            "content": f"worker {n} item {j} is ok",
+                        },
+                    )
                     assert r["decision"] == "ADD", r
                     acked.append(str(r["entry_id"]))
                     await s.turn(user=f"turn {j} of worker {n}")

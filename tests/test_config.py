@@ -29,8 +29,15 @@ def test_config_is_frozen() -> None:
 def test_toml_then_environment(tmp_path: Path) -> None:
     path = tmp_path / "reverie.toml"
     path.write_text("[caps]\nmemory = 1200\n[writer]\njaccard_threshold = 0.7\n")
-    c = Config.load(path, {"REVERIE_CAPS_MEMORY": "900", "REVERIE_MODEL_URL": "http://x",
-                           "REVERIE_HOME": "/ignored", "PATH": "/bin"})
+    c = Config.load(
+        path,
+        {
+            "REVERIE_CAPS_MEMORY": "900",
+            "REVERIE_MODEL_URL": "http://x",
+            "REVERIE_HOME": "/ignored",
+            "PATH": "/bin",
+        },
+    )
     assert c.caps.memory == 900
     assert c.writer.jaccard_threshold == 0.7
     assert c.model.url == "http://x"

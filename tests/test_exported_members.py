@@ -3,8 +3,19 @@ import reverie
 
 def test_all_is_sorted_and_complete() -> None:
     public = {name for name in dir(reverie) if not name.startswith("_")}
-    modules = {"actors", "bus", "clock", "config", "errors", "rules", "runtime", "snapshot",
-               "stores", "telemetry", "tools"}
+    modules = {
+        "actors",
+        "bus",
+        "clock",
+        "config",
+        "errors",
+        "rules",
+        "runtime",
+        "snapshot",
+        "stores",
+        "telemetry",
+        "tools",
+    }
     assert sorted(reverie.__all__) == reverie.__all__
     assert set(reverie.__all__) - {"__version__"} == public - modules
 

@@ -21,30 +21,40 @@ pytestmark = pytest.mark.slow
 
 def spawn(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.workers", *args], cwd=ROOT, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "tests.workers", *args],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONWARNINGS": "error", **(env or {})},
     )
 
 
 def acks(output: str) -> list[tuple[str, str]]:
-    return [(line.split()[1], line.split()[2]) for line in output.splitlines()
-            if line.startswith("ACK ")]
+    return [
+        (line.split()[1], line.split()[2])
+        for line in output.splitlines()
+        if line.startswith("ACK ")
+    ]
 
 
 def present(home: Path, namespace: str) -> tuple[set[str], set[str]]:
     with sqlite3.connect(home / "reverie.db") as conn:
-        facts = {r[0] for r in conn.execute("SELECT id FROM facts WHERE namespace = ?",
-                                            (namespace,))}
-        entries = {r[0] for r in conn.execute("SELECT id FROM entries WHERE namespace = ?",
-                                              (namespace,))}
+        facts = {
+            r[0] for r in conn.execute("SELECT id FROM facts WHERE namespace = ?", (namespace,))
+        }
+        entries = {
+            r[0] for r in conn.execute("SELECT id FROM entries WHERE namespace = ?", (namespace,))
+        }
     return facts, entries
 
 
 async def test_three_processes_share_one_home(tmp_path: Path) -> None:
     cap = 400
-    procs = [spawn("shared", str(tmp_path), str(n), "40", env={"REVERIE_CAPS_MEMORY": str(cap)})
-             for n in range(3)]
+    procs = [
+        spawn("shared", str(tmp_path), str(n), "40", env={"REVERIE_CAPS_MEMORY": str(cap)})
+        for n in range(3)
+    ]
     outputs = []
     for proc in procs:
         out, err = proc.communicate(timeout=120)
@@ -94,6 +104,9 @@ async def test_sigkill_mid_storm_loses_no_acknowledged_write(tmp_path: Path) -> 
     for history in (tmp_path / "storm" / "topics").glob("*/history.jsonl"):
         topic = history.parent.name
         with sqlite3.connect(tmp_path / "reverie.db") as conn:
-            n, dead = conn.execute("SELECT count(*), count(invalid_at) FROM facts"
-                                   " WHERE namespace = 'storm' AND topic = ?", (topic,)).fetchone()
+            n, dead = conn.execute(
+                "SELECT count(*), count(invalid_at) FROM facts"
+                " WHERE namespace = 'storm' AND topic = ?",
+                (topic,),
+            ).fetchone()
         assert len(history.read_text().splitlines()) == n + dead

@@ -73,8 +73,19 @@ def spans_of(receiver: Receiver) -> list[tuple[str, dict[str, object]]]:
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_cli_exports_spans_over_otlp_http(tmp_path: Path, receiver: Receiver, how: str) -> None:
     endpoint = f"http://127.0.0.1:{receiver.server_address[1]}"
-    args = [sys.executable, "-m", "reverie", "topic", "save", "deploy",
-            "The deploy timeout is 30s", "--home", str(tmp_path), "--namespace", "alice"]
+    args = [
+        sys.executable,
+        "-m",
+        "reverie",
+        "topic",
+        "save",
+        "deploy",
+        "The deploy timeout is 30s",
+        "--home",
+        str(tmp_path),
+        "--namespace",
+        "alice",
+    ]
     env = dict(os.environ)
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
     if how == "flag":
@@ -91,5 +102,7 @@ def test_cli_exports_spans_over_otlp_http(tmp_path: Path, receiver: Receiver, ho
     assert tool["reverie.decision"] == "ADD"
     assert spans["reverie.writer ToolCall"]["reverie.actor"] == "writer"
     resource = receiver.requests[0].resource_spans[0].resource
-    assert any(kv.key == "service.name" and kv.value.string_value == "reverie"
-               for kv in resource.attributes)
+    assert any(
+        kv.key == "service.name" and kv.value.string_value == "reverie"
+        for kv in resource.attributes
+    )

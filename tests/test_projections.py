@@ -12,16 +12,36 @@ from tests.conftest import ok
 async def _populate(home: Path) -> None:
     async with reverie.open(home) as rv:
         async with rv.namespace("p").session("s") as s:
-            ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                            "content": "Fact one"}), "ADD")
-            ok(await s.call_tool("memory", {"action": "add", "target": "user",
-                                            "content": "Likes tea"}), "ADD")
-            ok(await s.call_tool("topic", {"action": "save", "topic": "t",
-                                           "content": "Port is 8080"}), "ADD")
-            ok(await s.call_tool("topic", {"action": "save", "topic": "t",
-                                           "content": "Port is 9090"}), "SUPERSEDE")
-            ok(await s.call_tool("skill_manage", {"action": "create", "name": "k",
-                                                  "content": "do it"}), "CREATED")
+            ok(
+                await s.call_tool(
+                    "memory", {"action": "add", "target": "memory", "content": "Fact one"}
+                ),
+                "ADD",
+            )
+            ok(
+                await s.call_tool(
+                    "memory", {"action": "add", "target": "user", "content": "Likes tea"}
+                ),
+                "ADD",
+            )
+            ok(
+                await s.call_tool(
+                    "topic", {"action": "save", "topic": "t", "content": "Port is 8080"}
+                ),
+                "ADD",
+            )
+            ok(
+                await s.call_tool(
+                    "topic", {"action": "save", "topic": "t", "content": "Port is 9090"}
+                ),
+                "SUPERSEDE",
+            )
+            ok(
+                await s.call_tool(
+                    "skill_manage", {"action": "create", "name": "k", "content": "do it"}
+                ),
+                "CREATED",
+            )
 
 
 async def test_paths_and_contents(tmp_path: Path) -> None:
@@ -54,8 +74,16 @@ async def test_stale_or_torn_projections_are_rebuilt_on_open(tmp_path: Path) -> 
 async def test_removing_the_last_entry_empties_the_file(tmp_path: Path) -> None:
     async with reverie.open(tmp_path) as rv:
         async with rv.namespace().session("s") as s:
-            ok(await s.call_tool("memory", {"action": "add", "target": "soul",
-                                            "content": "Warm tone"}), "ADD")
-            ok(await s.call_tool("memory", {"action": "remove", "target": "soul",
-                                            "old_text": "Warm"}), "REMOVED")
+            ok(
+                await s.call_tool(
+                    "memory", {"action": "add", "target": "soul", "content": "Warm tone"}
+                ),
+                "ADD",
+            )
+            ok(
+                await s.call_tool(
+                    "memory", {"action": "remove", "target": "soul", "old_text": "Warm"}
+                ),
+                "REMOVED",
+            )
     assert (tmp_path / "default" / "SOUL.md").read_text() == ""

@@ -51,11 +51,18 @@ def test_reinforce_mark_is_ignored_for_matching() -> None:
 
 def test_values_are_numbers_hosts_paths() -> None:
     assert values("db1.internal listens on 5432 at /var/run and v2") == {
-        "db1.internal", "5432", "/var/run", "v2"}
+        "db1.internal",
+        "5432",
+        "/var/run",
+        "v2",
+    }
 
 
 def test_pick_superseded_prefers_the_most_recent_match() -> None:
-    live = [("a", "The deploy timeout is 30s"), ("b", "The deploy timeout is 40s"),
-            ("c", "Deploys need approval")]
+    live = [
+        ("a", "The deploy timeout is 30s"),
+        ("b", "The deploy timeout is 40s"),
+        ("c", "Deploys need approval"),
+    ]
     assert pick_superseded("The deploy timeout is 45s", live) == "b"
     assert pick_superseded("Deploys run at night", live) is None

@@ -11,11 +11,24 @@ async def test_hits_of_every_kind(rv: reverie.Reverie) -> None:
     async with ns.session("s-1") as s:
         await s.turn(user="Hello")
         await s.turn(user="The kafka broker keeps crashing", assistant="Check the heap size")
-        ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                        "content": "Kafka brokers need 6g heap"}), "ADD")
-        ok(await s.call_tool("topic", {"action": "save", "topic": "kafka",
-                                       "content": "The kafka broker host is kafka1.internal"}),
-           "ADD")
+        ok(
+            await s.call_tool(
+                "memory",
+                {"action": "add", "target": "memory", "content": "Kafka brokers need 6g heap"},
+            ),
+            "ADD",
+        )
+        ok(
+            await s.call_tool(
+                "topic",
+                {
+                    "action": "save",
+                    "topic": "kafka",
+                    "content": "The kafka broker host is kafka1.internal",
+                },
+            ),
+            "ADD",
+        )
     hits = await ns.search("kafka broker heap", k=10)
     kinds = {h.kind for h in hits}
     assert kinds == {"fact", "entry", "episode"}
@@ -34,8 +47,9 @@ async def test_superseded_hidden_by_default_and_counted(rv: reverie.Reverie) -> 
     ns = rv.namespace()
     async with ns.session("s") as s:
         for port in (8080, 8081, 8082):
-            await s.call_tool("topic", {"action": "save", "topic": "web",
-                                        "content": f"The web port is {port}"})
+            await s.call_tool(
+                "topic", {"action": "save", "topic": "web", "content": f"The web port is {port}"}
+            )
     hits = await ns.search("web port")
     assert [h.text for h in hits] == ["The web port is 8082"]
     assert hits.hidden_superseded == 2
@@ -46,10 +60,18 @@ async def test_superseded_hidden_by_default_and_counted(rv: reverie.Reverie) -> 
 async def test_removed_entries_do_not_match(rv: reverie.Reverie) -> None:
     ns = rv.namespace()
     async with ns.session("s") as s:
-        ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                        "content": "Use the zeta mirror"}), "ADD")
-        ok(await s.call_tool("memory", {"action": "remove", "target": "memory",
-                                        "old_text": "zeta"}), "REMOVED")
+        ok(
+            await s.call_tool(
+                "memory", {"action": "add", "target": "memory", "content": "Use the zeta mirror"}
+            ),
+            "ADD",
+        )
+        ok(
+            await s.call_tool(
+                "memory", {"action": "remove", "target": "memory", "old_text": "zeta"}
+            ),
+            "REMOVED",
+        )
     assert await ns.search("zeta mirror") == []
 
 

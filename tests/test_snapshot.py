@@ -12,15 +12,25 @@ from tests.conftest import ok
 async def test_snapshot_is_frozen_for_the_session(rv: reverie.Reverie) -> None:
     ns = rv.namespace()
     async with ns.session("a") as s:
-        ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                        "content": "Builds use make"}), "ADD")
+        ok(
+            await s.call_tool(
+                "memory", {"action": "add", "target": "memory", "content": "Builds use make"}
+            ),
+            "ADD",
+        )
     async with ns.session("b") as s:
         frozen = s.snapshot.text
         assert "Builds use make" in frozen
-        ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                        "content": "Deploys use helm"}), "ADD")
-        ok(await s.call_tool("topic", {"action": "save", "topic": "x", "content": "A fact 1"}),
-           "ADD")
+        ok(
+            await s.call_tool(
+                "memory", {"action": "add", "target": "memory", "content": "Deploys use helm"}
+            ),
+            "ADD",
+        )
+        ok(
+            await s.call_tool("topic", {"action": "save", "topic": "x", "content": "A fact 1"}),
+            "ADD",
+        )
         assert s.snapshot.text == frozen and "helm" not in s.snapshot.text
     async with ns.session("c") as s:
         assert "Deploys use helm" in s.snapshot.text
@@ -31,9 +41,17 @@ async def test_snapshot_never_exceeds_caps_even_after_a_cap_is_lowered(tmp_path:
     async with reverie.open(tmp_path) as rv:
         async with rv.namespace().session("s") as s:
             for i in range(30):
-                ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                                "content": f"Lesson {i}: " + "word " * 15}),
-                   "ADD")
+                ok(
+                    await s.call_tool(
+                        "memory",
+                        {
+                            "action": "add",
+                            "target": "memory",
+                            "content": f"Lesson {i}: " + "word " * 15,
+                        },
+                    ),
+                    "ADD",
+                )
     small = Config().with_section("caps", memory=500)
     async with reverie.open(tmp_path, config=small) as rv:
         async with rv.namespace().session("s2") as s:
@@ -45,10 +63,18 @@ async def test_snapshot_never_exceeds_caps_even_after_a_cap_is_lowered(tmp_path:
 
 async def test_snapshot_sections_and_marker(rv: reverie.Reverie) -> None:
     async with rv.namespace("bob").session("s") as s:
-        for target, content in (("user", "Prefers tables"), ("soul", "Be brief"),
-                                ("user_settings", "name: Bob"), ("agent_profile", "name: Rev")):
-            ok(await s.call_tool("memory", {"action": "add", "target": target,
-                                            "content": content}), "ADD")
+        for target, content in (
+            ("user", "Prefers tables"),
+            ("soul", "Be brief"),
+            ("user_settings", "name: Bob"),
+            ("agent_profile", "name: Rev"),
+        ):
+            ok(
+                await s.call_tool(
+                    "memory", {"action": "add", "target": target, "content": content}
+                ),
+                "ADD",
+            )
     async with rv.namespace("bob").session("t") as s:
         text = s.snapshot.text
     assert text.startswith('<reverie-snapshot namespace="bob"')

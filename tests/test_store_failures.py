@@ -17,14 +17,19 @@ async def test_locked_database_is_an_error_that_writes_nothing(tmp_path: Path) -
     config = Config().with_section("store", busy_timeout_ms=200)
     async with reverie.open(tmp_path, config=config) as rv:
         async with rv.namespace().session("s") as s:
-            ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                            "content": "first"}), "ADD")
+            ok(
+                await s.call_tool(
+                    "memory", {"action": "add", "target": "memory", "content": "first"}
+                ),
+                "ADD",
+            )
             before = db_counts(tmp_path), tree(tmp_path)
             other = sqlite3.connect(tmp_path / "reverie.db", isolation_level=None)
             other.execute("BEGIN IMMEDIATE")
             try:
-                result = await s.call_tool("memory", {"action": "add", "target": "memory",
-                                                      "content": "second"})
+                result = await s.call_tool(
+                    "memory", {"action": "add", "target": "memory", "content": "second"}
+                )
                 assert result["decision"] == "ERROR"
                 assert "busy" in result["error"] and "nothing was written" in result["error"]
                 with pytest.raises(reverie.StoreBusy):
@@ -33,15 +38,23 @@ async def test_locked_database_is_an_error_that_writes_nothing(tmp_path: Path) -
                 other.execute("ROLLBACK")
                 other.close()
             assert (db_counts(tmp_path), tree(tmp_path)) == before
-            ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                            "content": "second"}), "ADD")
+            ok(
+                await s.call_tool(
+                    "memory", {"action": "add", "target": "memory", "content": "second"}
+                ),
+                "ADD",
+            )
 
 
 async def test_full_database_is_an_error_that_writes_nothing(tmp_path: Path) -> None:
     async with reverie.open(tmp_path) as rv:
         async with rv.namespace().session("s") as s:
-            ok(await s.call_tool("topic", {"action": "save", "topic": "t",
-                                           "content": "seed fact"}), "ADD")
+            ok(
+                await s.call_tool(
+                    "topic", {"action": "save", "topic": "t", "content": "seed fact"}
+                ),
+                "ADD",
+            )
             conn = rv.services.db.conn
             async with conn.execute("PRAGMA page_count") as cur:
                 row = await cur.fetchone()
@@ -49,8 +62,10 @@ async def test_full_database_is_an_error_that_writes_nothing(tmp_path: Path) -> 
             before = db_counts(tmp_path)
             refused = 0
             for i in range(200):
-                result = await s.call_tool("topic", {"action": "save", "topic": "t",
-                                                     "content": f"filler {i} " + "x" * 2000})
+                result = await s.call_tool(
+                    "topic",
+                    {"action": "save", "topic": "t", "content": f"filler {i} " + "x" * 2000},
+                )
                 if result["decision"] == "ERROR":
                     assert "full" in result["error"] and "nothing was written" in result["error"]
                     refused += 1
@@ -76,13 +91,27 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 async def test_reopen_keeps_everything(tmp_path: Path) -> None:
     async with reverie.open(tmp_path) as rv:
         async with rv.namespace().session("s") as s:
-            a = ok(await s.call_tool("topic", {"action": "save", "topic": "t",
-                                               "content": "Port is 1"}), "ADD")
+            a = ok(
+                await s.call_tool(
+                    "topic", {"action": "save", "topic": "t", "content": "Port is 1"}
+                ),
+                "ADD",
+            )
     async with reverie.open(tmp_path) as rv:
         async with rv.namespace().session("s") as s:
-            ok(await s.call_tool("topic", {"action": "save", "topic": "t",
-                                           "content": "Port is 1"}), "NOOP")
-            b = ok(await s.call_tool("topic", {"action": "save", "topic": "t",
-                                               "content": "Port is 2"}), "SUPERSEDE")
-        assert [f.id for f in await rv.namespace().chain(a["entry_id"])] == [a["entry_id"],
-                                                                            b["entry_id"]]
+            ok(
+                await s.call_tool(
+                    "topic", {"action": "save", "topic": "t", "content": "Port is 1"}
+                ),
+                "NOOP",
+            )
+            b = ok(
+                await s.call_tool(
+                    "topic", {"action": "save", "topic": "t", "content": "Port is 2"}
+                ),
+                "SUPERSEDE",
+            )
+        assert [f.id for f in await rv.namespace().chain(a["entry_id"])] == [
+            a["entry_id"],
+            b["entry_id"],
+        ]

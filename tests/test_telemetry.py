@@ -16,8 +16,12 @@ async def test_tool_call_span_and_writer_span(tmp_path: Path, spans: Any) -> Non
     provider, exporter = spans
     async with reverie.open(tmp_path, tracer_provider=provider) as rv:
         async with rv.namespace("alice").session("s-9") as s:
-            added = ok(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                                    "content": "Spans are exported"}), "ADD")
+            added = ok(
+                await s.call_tool(
+                    "memory", {"action": "add", "target": "memory", "content": "Spans are exported"}
+                ),
+                "ADD",
+            )
             ok(await s.call_tool("memory", {"action": "nope", "target": "memory"}), "ERROR")
         ledger = await rv.namespace("alice").ledger()
     finished = exporter.get_finished_spans()
@@ -56,8 +60,9 @@ async def test_library_logs_are_structlog_events(tmp_path: Path) -> None:
     async with reverie.open(tmp_path) as rv:
         with capture_logs() as logs:
             async with rv.namespace().session("s") as s:
-                await s.call_tool("memory", {"action": "add", "target": "memory",
-                                             "content": "logged"})
+                await s.call_tool(
+                    "memory", {"action": "add", "target": "memory", "content": "logged"}
+                )
     event = next(e for e in logs if e["event"] == "tool_call")
     assert event["decision"] == "ADD" and event["tool"] == "memory"
 

@@ -31,23 +31,50 @@ async def test_replace_remove_reinforce_and_the_ledger(rv: reverie.Reverie) -> N
     async with ns.session("s") as s:
         a = ok(await s.call_tool("memory", add("CI runs on Buildkite")), "ADD")
         b = ok(await s.call_tool("memory", add("Tests need Docker running")), "ADD")
-        r = ok(await s.call_tool("memory", {"action": "replace", "target": "memory",
-                                            "old_text": "buildkite",
-                                            "content": "CI runs on GitHub Actions"}), "REPLACED")
+        r = ok(
+            await s.call_tool(
+                "memory",
+                {
+                    "action": "replace",
+                    "target": "memory",
+                    "old_text": "buildkite",
+                    "content": "CI runs on GitHub Actions",
+                },
+            ),
+            "REPLACED",
+        )
         assert r["replaced"] == a["entry_id"] and r["entry_id"] != a["entry_id"]
-        f = ok(await s.call_tool("memory", {"action": "reinforce", "target": "memory",
-                                            "old_text": "Docker"}), "REINFORCED")
+        f = ok(
+            await s.call_tool(
+                "memory", {"action": "reinforce", "target": "memory", "old_text": "Docker"}
+            ),
+            "REINFORCED",
+        )
         assert f["entry_id"] == b["entry_id"] and f["reinforce"] == 2
-        ok(await s.call_tool("memory", {"action": "reinforce", "target": "memory",
-                                        "old_text": "Docker"}), "REINFORCED")
-        gone = ok(await s.call_tool("memory", {"action": "remove", "target": "memory",
-                                               "old_text": "GitHub"}), "REMOVED")
+        ok(
+            await s.call_tool(
+                "memory", {"action": "reinforce", "target": "memory", "old_text": "Docker"}
+            ),
+            "REINFORCED",
+        )
+        gone = ok(
+            await s.call_tool(
+                "memory", {"action": "remove", "target": "memory", "old_text": "GitHub"}
+            ),
+            "REMOVED",
+        )
         assert gone["entry_id"] == r["entry_id"]
     memory_md = (rv.home / "default" / "MEMORY.md").read_text()
     assert memory_md == "Tests need Docker running ⟦×3⟧\n"
     ledger = await ns.ledger()
-    assert [x.decision for x in ledger] == ["ADD", "ADD", "REPLACED", "REINFORCED", "REINFORCED",
-                                            "REMOVED"]
+    assert [x.decision for x in ledger] == [
+        "ADD",
+        "ADD",
+        "REPLACED",
+        "REINFORCED",
+        "REINFORCED",
+        "REMOVED",
+    ]
     assert ledger[2].before == {"entry_id": a["entry_id"], "content": "CI runs on Buildkite"}
     assert ledger[5].before == {"content": "CI runs on GitHub Actions"}
     assert all(x.ts and x.actor == "writer" and x.session_id == "s" for x in ledger)
@@ -57,15 +84,28 @@ async def test_restore_brings_back_removed_and_replaced(rv: reverie.Reverie) -> 
     ns = rv.namespace()
     async with ns.session("s") as s:
         a = ok(await s.call_tool("memory", add("Staging is on k8s")), "ADD")
-        ok(await s.call_tool("memory", {"action": "remove", "target": "memory",
-                                        "old_text": "Staging"}), "REMOVED")
+        ok(
+            await s.call_tool(
+                "memory", {"action": "remove", "target": "memory", "old_text": "Staging"}
+            ),
+            "REMOVED",
+        )
     ok(await ns.restore(a["entry_id"]), "RESTORED")
     assert [e.id for e in await ns.entries()] == [a["entry_id"]]
     ok(await ns.restore(a["entry_id"]), "ERROR")  # live already
     async with ns.session("s2") as s:
-        r = ok(await s.call_tool("memory", {"action": "replace", "target": "memory",
-                                            "old_text": "k8s", "content": "Staging is on ECS"}),
-               "REPLACED")
+        r = ok(
+            await s.call_tool(
+                "memory",
+                {
+                    "action": "replace",
+                    "target": "memory",
+                    "old_text": "k8s",
+                    "content": "Staging is on ECS",
+                },
+            ),
+            "REPLACED",
+        )
     restored = ok(await ns.restore(a["entry_id"]), "RESTORED")
     assert r["entry_id"] in restored["message"]
     assert [e.content for e in await ns.entries()] == ["Staging is on k8s"]
@@ -87,11 +127,25 @@ async def test_cap_boundary_exact_fit_then_refusal(tmp_path: Path) -> None:
             assert "topic" in full["error"]
             assert (db_counts(tmp_path), tree(tmp_path)) == before
             # reinforcing grows the rendered entry: refused at the cap as well
-            ok(await s.call_tool("memory", {"action": "reinforce", "target": "memory",
-                                            "old_text": "aaa"}), "ERROR")
+            ok(
+                await s.call_tool(
+                    "memory", {"action": "reinforce", "target": "memory", "old_text": "aaa"}
+                ),
+                "ERROR",
+            )
             # a shorter replacement fits
-            ok(await s.call_tool("memory", {"action": "replace", "target": "memory",
-                                            "old_text": "bbb", "content": "short"}), "REPLACED")
+            ok(
+                await s.call_tool(
+                    "memory",
+                    {
+                        "action": "replace",
+                        "target": "memory",
+                        "old_text": "bbb",
+                        "content": "short",
+                    },
+                ),
+                "REPLACED",
+            )
             assert len((tmp_path / "default" / "MEMORY.md").read_text()) - 1 <= 50
 
 
@@ -114,11 +168,12 @@ async def test_keyed_settings_change_in_place(rv: reverie.Reverie) -> None:
     async with ns.session("s") as s:
         ok(await s.call_tool("memory", add("name: Alice", "user_settings")), "ADD")
         tz = ok(await s.call_tool("memory", add("Timezone: Europe/Oslo", "user_settings")), "ADD")
-        moved = ok(await s.call_tool("memory", add("timezone: America/New_York",
-                                                   "user_settings")), "REPLACED")
+        moved = ok(
+            await s.call_tool("memory", add("timezone: America/New_York", "user_settings")),
+            "REPLACED",
+        )
         assert moved["replaced"] == tz["entry_id"]
-        ok(await s.call_tool("memory", add("timezone: America/New_York", "user_settings")),
-           "NOOP")
+        ok(await s.call_tool("memory", add("timezone: America/New_York", "user_settings")), "NOOP")
         ok(await s.call_tool("memory", add("I am Reverie-bot", "agent_profile")), "ERROR")
         ok(await s.call_tool("memory", add("role: release engineer", "agent_profile")), "ADD")
     settings = [e.content for e in await ns.entries("user_settings")]
@@ -129,11 +184,29 @@ async def test_replace_into_an_existing_twin_is_noop(rv: reverie.Reverie) -> Non
     async with rv.namespace().session("s") as s:
         a = ok(await s.call_tool("memory", add("Use pnpm for the frontend")), "ADD")
         ok(await s.call_tool("memory", add("Backend uses poetry")), "ADD")
-        noop = ok(await s.call_tool("memory", {"action": "replace", "target": "memory",
-                                               "old_text": "poetry",
-                                               "content": "use pnpm for the frontend"}), "NOOP")
+        noop = ok(
+            await s.call_tool(
+                "memory",
+                {
+                    "action": "replace",
+                    "target": "memory",
+                    "old_text": "poetry",
+                    "content": "use pnpm for the frontend",
+                },
+            ),
+            "NOOP",
+        )
         assert noop["entry_id"] == a["entry_id"]
-        same = ok(await s.call_tool("memory", {"action": "replace", "target": "memory",
-                                               "old_text": "poetry",
-                                               "content": "Backend uses poetry"}), "NOOP")
+        same = ok(
+            await s.call_tool(
+                "memory",
+                {
+                    "action": "replace",
+                    "target": "memory",
+                    "old_text": "poetry",
+                    "content": "Backend uses poetry",
+                },
+            ),
+            "NOOP",
+        )
         assert same["duplicate_of"] != a["entry_id"]

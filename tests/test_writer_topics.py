@@ -16,19 +16,24 @@ def save(topic: str, content: str) -> dict[str, str]:
     return {"action": "save", "topic": topic, "content": content}
 
 
-async def test_add_supersede_noop_and_the_chain(rv: reverie.Reverie, clock: reverie.ManualClock
-                                                ) -> None:
+async def test_add_supersede_noop_and_the_chain(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
     ns = rv.namespace()
     async with ns.session("s") as s:
         first = ok(await s.call_tool("topic", save("deploy", "The deploy timeout is 30s")), "ADD")
         clock.advance(timedelta(days=2))
-        second = ok(await s.call_tool("topic", save("deploy", "The deploy timeout is 45s")),
-                    "SUPERSEDE")
+        second = ok(
+            await s.call_tool("topic", save("deploy", "The deploy timeout is 45s")), "SUPERSEDE"
+        )
         clock.advance(timedelta(days=2))
-        third = ok(await s.call_tool("topic", save("deploy", "Actually the deploy timeout is 60s")),
-                   "SUPERSEDE")
-        dup = ok(await s.call_tool("topic", save("deploy", "the deploy timeout is now 60s")),
-                 "NOOP")
+        third = ok(
+            await s.call_tool("topic", save("deploy", "Actually the deploy timeout is 60s")),
+            "SUPERSEDE",
+        )
+        dup = ok(
+            await s.call_tool("topic", save("deploy", "the deploy timeout is now 60s")), "NOOP"
+        )
     assert dup["entry_id"] == third["entry_id"]
     assert second["superseded"] == first["entry_id"] and third["superseded"] == second["entry_id"]
     chain = await ns.chain(second["entry_id"])
@@ -41,12 +46,19 @@ async def test_add_supersede_noop_and_the_chain(rv: reverie.Reverie, clock: reve
     assert await ns.chain(first["entry_id"]) == chain
     assert await ns.chain("fct-unknown") == []
     # the history projection replays the same chain
-    lines = [json.loads(line) for line in
-             (rv.home / "default" / "topics" / "deploy" / "history.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(line)
+        for line in (rv.home / "default" / "topics" / "deploy" / "history.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     assert [(e["event"], e["id"]) for e in lines] == [
-        ("add", first["entry_id"]), ("add", second["entry_id"]),
-        ("supersede", first["entry_id"]), ("add", third["entry_id"]),
-        ("supersede", second["entry_id"])]
+        ("add", first["entry_id"]),
+        ("add", second["entry_id"]),
+        ("supersede", first["entry_id"]),
+        ("add", third["entry_id"]),
+        ("supersede", second["entry_id"]),
+    ]
 
 
 async def test_supersede_acts_only_within_one_topic(rv: reverie.Reverie) -> None:
@@ -58,8 +70,9 @@ async def test_supersede_acts_only_within_one_topic(rv: reverie.Reverie) -> None
 
 
 @pytest.mark.parametrize(("old", "new"), POSITIVE)
-async def test_labelled_positive_pairs_through_the_store(rv: reverie.Reverie, old: str,
-                                                         new: str) -> None:
+async def test_labelled_positive_pairs_through_the_store(
+    rv: reverie.Reverie, old: str, new: str
+) -> None:
     async with rv.namespace().session("s") as s:
         a = ok(await s.call_tool("topic", save("t", old)), "ADD")
         b = ok(await s.call_tool("topic", save("t", new)), "SUPERSEDE")
@@ -68,8 +81,9 @@ async def test_labelled_positive_pairs_through_the_store(rv: reverie.Reverie, ol
 
 
 @pytest.mark.parametrize(("old", "new"), NEGATIVE)
-async def test_labelled_negative_pairs_through_the_store(rv: reverie.Reverie, old: str,
-                                                         new: str) -> None:
+async def test_labelled_negative_pairs_through_the_store(
+    rv: reverie.Reverie, old: str, new: str
+) -> None:
     async with rv.namespace().session("s") as s:
         ok(await s.call_tool("topic", save("t", old)), "ADD")
         ok(await s.call_tool("topic", save("t", new)), "ADD")
@@ -95,8 +109,10 @@ async def test_read_and_list(rv: reverie.Reverie) -> None:
         listing = await s.call_tool("topic", {"action": "list"})
         read = await s.call_tool("topic", {"action": "read", "topic": "deploy"})
         missing = await s.call_tool("topic", {"action": "read", "topic": "nope"})
-    assert listing["topics"] == [{"topic": "billing", "facts": 1, "superseded": 0},
-                                 {"topic": "deploy", "facts": 1, "superseded": 1}]
+    assert listing["topics"] == [
+        {"topic": "billing", "facts": 1, "superseded": 0},
+        {"topic": "deploy", "facts": 1, "superseded": 1},
+    ]
     assert [f["content"] for f in read["facts"]] == ["Deploy timeout is 40s"]
     assert missing["decision"] == "ERROR"
 
@@ -108,7 +124,10 @@ async def test_restore_an_earlier_fact_value_extends_the_chain(rv: reverie.Rever
         ok(await s.call_tool("topic", save("d", "The retry limit = 5")), "SUPERSEDE")
     back = ok(await ns.restore(a["entry_id"]), "SUPERSEDE")
     chain = await ns.chain(a["entry_id"])
-    assert [f.content for f in chain] == ["The retry limit = 3", "The retry limit = 5",
-                                          "The retry limit = 3"]
+    assert [f.content for f in chain] == [
+        "The retry limit = 3",
+        "The retry limit = 5",
+        "The retry limit = 3",
+    ]
     assert chain[-1].id == back["entry_id"] and chain[-1].live
     ok(await ns.restore(back["entry_id"]), "ERROR")

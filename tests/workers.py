@@ -29,10 +29,26 @@ async def shared(home: str, worker: str, count: int) -> None:
     async with reverie.open(home, config=config) as rv:
         async with rv.namespace("shared").session(f"w-{worker}") as s:
             for i in range(count):
-                ack(await s.call_tool("topic", {"action": "save", "topic": f"t{i % 4}",
-                                                "content": f"worker {worker} wrote item {i}"}))
-                ack(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                                 "content": f"shared lesson number {i:03d}"}))
+                ack(
+                    await s.call_tool(
+                        "topic",
+                        {
+                            "action": "save",
+                            "topic": f"t{i % 4}",
+                            "content": f"worker {worker} wrote item {i}",
+                        },
+                    )
+                )
+                ack(
+                    await s.call_tool(
+                        "memory",
+                        {
+                            "action": "add",
+                            "target": "memory",
+                            "content": f"shared lesson number {i:03d}",
+                        },
+                    )
+                )
 
 
 async def storm(home: str, worker: str) -> None:
@@ -41,13 +57,37 @@ async def storm(home: str, worker: str) -> None:
         async with rv.namespace("storm").session(f"w-{worker}") as s:
             i = 0
             while True:
-                ack(await s.call_tool("topic", {"action": "save", "topic": f"t{i % 5}",
-                                                "content": f"storm {worker} fact {i}"}))
+                ack(
+                    await s.call_tool(
+                        "topic",
+                        {
+                            "action": "save",
+                            "topic": f"t{i % 5}",
+                            "content": f"storm {worker} fact {i}",
+                        },
+                    )
+                )
                 if i % 3 == 0:
-                    ack(await s.call_tool("memory", {"action": "add", "target": "memory",
-                                                     "content": f"storm lesson {worker}-{i}"}))
-                    ack(await s.call_tool("memory", {"action": "remove", "target": "memory",
-                                                     "old_text": f"lesson {worker}-{i}"}))
+                    ack(
+                        await s.call_tool(
+                            "memory",
+                            {
+                                "action": "add",
+                                "target": "memory",
+                                "content": f"storm lesson {worker}-{i}",
+                            },
+                        )
+                    )
+                    ack(
+                        await s.call_tool(
+                            "memory",
+                            {
+                                "action": "remove",
+                                "target": "memory",
+                                "old_text": f"lesson {worker}-{i}",
+                            },
+                        )
+                    )
                 i += 1
 
 

@@ -57,8 +57,9 @@ class Bus:
         self._closed = False
         self.failures = 0
 
-    def subscribe(self, kind: str, message_types: tuple[type[Message], ...],
-                  factory: ActorFactory) -> None:
+    def subscribe(
+        self, kind: str, message_types: tuple[type[Message], ...], factory: ActorFactory
+    ) -> None:
         for message_type in message_types:
             self._routes.setdefault(message_type, []).append((kind, factory))
 
@@ -96,9 +97,7 @@ class Bus:
                 if envelope.reply is not None:
                     envelope.reply.fail(ActorDisabled(f"{kind} is disabled by configuration"))
                 return
-            send, receive = anyio.create_memory_object_stream[Envelope](
-                self._settings.mailbox_size
-            )
+            send, receive = anyio.create_memory_object_stream[Envelope](self._settings.mailbox_size)
             box = _Mailbox(send, receive)
             self._mailboxes[key] = box
             if self._idle.is_set():
@@ -143,7 +142,8 @@ class Bus:
         token = otel_context.attach(envelope.context)
         try:
             with self._tracer.start_as_current_span(
-                f"reverie.{kind} {type(message).__name__}", record_exception=False,
+                f"reverie.{kind} {type(message).__name__}",
+                record_exception=False,
                 set_status_on_exception=False,
             ) as span:
                 span.set_attribute("reverie.actor", kind)
@@ -158,8 +158,13 @@ class Bus:
                     self.failures += 1
                     span.record_exception(exc)
                     span.set_status(Status(StatusCode.ERROR, repr(exc)))
-                    log.error("actor_failed", actor=kind, namespace=message.namespace,
-                              message=type(message).__name__, error=repr(exc))
+                    log.error(
+                        "actor_failed",
+                        actor=kind,
+                        namespace=message.namespace,
+                        message=type(message).__name__,
+                        error=repr(exc),
+                    )
                     if envelope.reply is not None:
                         envelope.reply.fail(exc)
                     try:

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 REINFORCE_MARK = re.compile(r"\s*⟦×\d+⟧\s*$")
 _TOKEN = re.compile(r"[/~]?\w[\w./:@#%+~-]*", re.UNICODE)
@@ -43,15 +44,17 @@ class Match:
     similarity: float
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased tokens; dots, slashes and colons inside a token are kept (hosts, paths)."""
+@lru_cache(maxsize=65536)
+def tokens(text: str) -> tuple[str, ...]:
+    """Lower-cased tokens; dots, slashes and colons inside a token are kept (hosts, paths).
+    Cached: the same live facts are compared against every new write."""
     text = unicodedata.normalize("NFKC", REINFORCE_MARK.sub("", text)).casefold()
     out = []
     for raw in _TOKEN.findall(text):
         token = raw.rstrip(_TRAILING)
         if token:
             out.append(token)
-    return out
+    return tuple(out)
 
 
 def normalise(text: str) -> str:
@@ -69,13 +72,13 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=65536)
 def word_set(text: str) -> frozenset[str]:
     """Content words, stemmed, for the Jaccard tier."""
-    return frozenset(
-        stem(t) for t in tokens(text) if t in NEGATIONS or t not in STOPWORDS
-    )
+    return frozenset(stem(t) for t in tokens(text) if t in NEGATIONS or t not in STOPWORDS)
 
 
+@lru_cache(maxsize=65536)
 def is_value(token: str) -> bool:
     """Numbers, versions, hosts, paths, ids, e-mail addresses: what a correction changes."""
     if any(c.isdigit() for c in token):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from reverie.rules.similarity import NEGATIONS, STOPWORDS, is_value, stem, tokens
 
@@ -38,11 +39,39 @@ _CORRECTION_PREFIX = re.compile(
 _NOT_X = re.compile(r"(?:,|;|\s)\s*(?:and\s+)?not\s+(?P<old>[^,;.]+?)\s*[.!]?\s*$", re.I)
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
 _RELATIONS = [
-    "is located at", "is located in", "has moved to", "has changed to", "is set to",
-    "runs on", "lives in", "lives at", "moved to", "changed to", "set to", "points to",
-    "defaults to", "listens on", "is now", "are now", "has been", "have been",
-    "is", "are", "was", "were", "equals", "uses", "use", "becomes", "became", "costs",
-    "takes", "=", ":", "->", "→",
+    "is located at",
+    "is located in",
+    "has moved to",
+    "has changed to",
+    "is set to",
+    "runs on",
+    "lives in",
+    "lives at",
+    "moved to",
+    "changed to",
+    "set to",
+    "points to",
+    "defaults to",
+    "listens on",
+    "is now",
+    "are now",
+    "has been",
+    "have been",
+    "is",
+    "are",
+    "was",
+    "were",
+    "equals",
+    "uses",
+    "use",
+    "becomes",
+    "became",
+    "costs",
+    "takes",
+    "=",
+    ":",
+    "->",
+    "→",
 ]
 _RELATION = re.compile(
     r"(?:^|\s)(" + "|".join(re.escape(r) for r in _RELATIONS) + r")(?:\s|$)", re.I
@@ -76,6 +105,7 @@ def _content(words: Sequence[str]) -> frozenset[str]:
     )
 
 
+@lru_cache(maxsize=65536)
 def parse(text: str) -> Claim:
     """Split a fact into subject, value, skeleton and any explicitly negated old value."""
     body = _CORRECTION_PREFIX.sub("", text, count=1)
@@ -84,20 +114,20 @@ def parse(text: str) -> Claim:
         found = pattern.search(body)
         if found:
             negated = found.group("old").strip()
-            body = body[: found.start()] + body[found.end():]
+            body = body[: found.start()] + body[found.end() :]
             break
     relation = _RELATION.search(body)
     if relation:
         subject_words = tokens(body[: relation.start(1)])
-        value_words = tokens(body[relation.end(1):])
+        value_words = tokens(body[relation.end(1) :])
     else:
-        subject_words, value_words = [], tokens(body)
+        subject_words, value_words = (), tokens(body)
     all_words = tokens(body)
     skeleton = frozenset(
         stem(w) for w in all_words if not is_value(w) and w not in STOPWORDS and w not in _FILLER
     )
     if _is_event(value_words):
-        subject_words = []  # "X was added in sprint 12" reports an event, not X's state
+        subject_words = ()  # "X was added in sprint 12" reports an event, not X's state
     subject = _content(subject_words)
     pronoun = bool(subject_words) and all(
         w in _PRONOUNS or w in STOPWORDS or w in _FILLER for w in subject_words
@@ -116,9 +146,7 @@ def parse(text: str) -> Claim:
 
 def _is_event(value_words: Sequence[str]) -> bool:
     return (
-        len(value_words) >= 2
-        and value_words[0].endswith("ed")
-        and value_words[1] in _PREPOSITIONS
+        len(value_words) >= 2 and value_words[0].endswith("ed") and value_words[1] in _PREPOSITIONS
     )
 
 
@@ -129,12 +157,13 @@ def _same_subject(new: Claim, old: Claim) -> bool:
 
 
 def _same_role(new: Claim, old: Claim) -> bool:
-    """"Commit abc is the last good build" → "Commit def is the last good build": a definite
+    """ "Commit abc is the last good build" → "Commit def is the last good build": a definite
     description names one role, so a new holder replaces the old one."""
     if not (new.definite and old.definite) or new.value != old.value:
         return False
     return {w for w in new.subject if not is_value(w)} == {
-        w for w in old.subject if not is_value(w)} and new.subject != old.subject
+        w for w in old.subject if not is_value(w)
+    } and new.subject != old.subject
 
 
 def supersedes(new_text: str, old_text: str) -> bool:
@@ -167,6 +196,30 @@ def _reports_event(text: str) -> bool:
 
 def _value_positions(text: str) -> list[str]:
     return [w for w in tokens(text) if is_value(w)]
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """Index keys that find every fact the rule could supersede without scanning a topic:
+    two facts can only match under rule 1, the role exception or rule 2 when these agree."""
+
+    subject: str | None
+    role: str | None
+    skeleton: str | None
+    negated: str | None
+
+
+def keys(text: str) -> Keys:
+    claim = parse(text)
+    subject = role = skeleton = None
+    if claim.has_relation and not claim.pronoun_subject:
+        subject = " ".join(sorted(claim.subject))
+        if claim.definite:
+            plain = sorted(w for w in claim.subject if not is_value(w))
+            role = " ".join(plain) + " | " + " ".join(sorted(claim.value))
+    if claim.skeleton and _value_positions(text) and not _reports_event(text):
+        skeleton = " ".join(sorted(claim.skeleton))
+    return Keys(subject, role, skeleton, claim.negated)
 
 
 def pick_superseded(new_text: str, live: Sequence[tuple[str, str]]) -> str | None:

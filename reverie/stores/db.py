@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 import anyio
@@ -69,8 +70,7 @@ class Database:
             await conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
             )
-            async with conn.execute("SELECT max(version) FROM schema_version") as cur:
-                row = await cur.fetchone()
+            row = await fetchone(conn, "SELECT max(version) FROM schema_version")
             current = (row[0] if row else None) or 0
             if current > len(MIGRATIONS):
                 raise StoreError(
@@ -107,6 +107,28 @@ class Database:
                 yield self.conn
 
 
+async def fetchall(
+    conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...] | list[Any] = ()
+) -> list[sqlite3.Row]:
+    """One query, one hop to the connection's thread (execute + fetch + close together)."""
+    return list(await conn.execute_fetchall(sql, params))
+
+
+async def fetchone(
+    conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...] | list[Any] = ()
+) -> sqlite3.Row | None:
+    rows = await fetchall(conn, sql, params)
+    return rows[0] if rows else None
+
+
 def _statements(script: str) -> list[str]:
-    """Split a migration on ';' at line ends (no trigger bodies in our schema)."""
-    return [part.strip() for part in script.split(";\n") if part.strip()]
+    """Split a migration into whole statements (trigger bodies hold ';' of their own)."""
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        raise StoreError(f"incomplete statement in a migration: {buffer.strip()[:60]}")
+    return statements

@@ -9,9 +9,8 @@ from __future__ import annotations
 import aiosqlite
 
 from reverie.rules.similarity import normalise
-from reverie.stores import search
+from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import ENTRY_SEPARATOR, Entry
-from reverie.stores.schema import KIND_ENTRY
 
 _COLUMNS = (
     "id, namespace, target, content, key, reinforce, status, replaced_by, created_by, "
@@ -44,41 +43,58 @@ def usage_after(entries: list[Entry], change: dict[str, str | None]) -> int:
 
 
 async def live(conn: aiosqlite.Connection, namespace: str, target: str) -> list[Entry]:
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM entries WHERE namespace = ? AND target = ? AND status = 'live'"
-        " ORDER BY created_at, rowid",
-        (namespace, target),
-    ) as cur:
-        return [_entry(row) for row in await cur.fetchall()]
+    return [
+        _entry(row)
+        for row in await fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM entries WHERE namespace = ? AND target = ? AND status = 'live'"
+            " ORDER BY created_at, rowid",
+            (namespace, target),
+        )
+    ]
 
 
 async def get(conn: aiosqlite.Connection, namespace: str, entry_id: str) -> Entry | None:
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM entries WHERE namespace = ? AND id = ?", (namespace, entry_id)
-    ) as cur:
-        row = await cur.fetchone()
+    row = await fetchone(
+        conn,
+        f"SELECT {_COLUMNS} FROM entries WHERE namespace = ? AND id = ?",
+        (namespace, entry_id),
+    )
     return _entry(row) if row else None
 
 
 async def insert(conn: aiosqlite.Connection, entry: Entry) -> None:
-    cur = await conn.execute(
+    await conn.execute(
         f"INSERT INTO entries ({_COLUMNS}, norm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (entry.id, entry.namespace, entry.target, entry.content, entry.key, entry.reinforce,
-         entry.status, entry.replaced_by, entry.created_by, entry.session_id, entry.created_at,
-         entry.updated_at, entry.ended_at, normalise(entry.content)),
+        (
+            entry.id,
+            entry.namespace,
+            entry.target,
+            entry.content,
+            entry.key,
+            entry.reinforce,
+            entry.status,
+            entry.replaced_by,
+            entry.created_by,
+            entry.session_id,
+            entry.created_at,
+            entry.updated_at,
+            entry.ended_at,
+            normalise(entry.content),
+        ),
     )
-    assert cur.lastrowid is not None
-    await search.index(conn, KIND_ENTRY, cur.lastrowid, entry.namespace, entry.content)
 
 
 async def end(
-    conn: aiosqlite.Connection, entry_id: str, status: str, when: str,
+    conn: aiosqlite.Connection,
+    entry_id: str,
+    status: str,
+    when: str,
     replaced_by: str | None = None,
 ) -> None:
     """End a live entry (removed / replaced); its text stays for restore and audit."""
     await conn.execute(
-        "UPDATE entries SET status = ?, replaced_by = ?, ended_at = ?, updated_at = ?"
-        " WHERE id = ?",
+        "UPDATE entries SET status = ?, replaced_by = ?, ended_at = ?, updated_at = ? WHERE id = ?",
         (status, replaced_by, when, when, entry_id),
     )
 
@@ -100,5 +116,4 @@ async def set_reinforce(conn: aiosqlite.Connection, entry_id: str, count: int, w
 async def namespaces(conn: aiosqlite.Connection) -> list[str]:
     sql = """SELECT namespace FROM entries UNION SELECT namespace FROM topics
              UNION SELECT namespace FROM skills UNION SELECT namespace FROM episodes"""
-    async with conn.execute(sql) as cur:
-        return sorted(row[0] for row in await cur.fetchall())
+    return sorted(row[0] for row in await fetchall(conn, sql))

@@ -6,6 +6,7 @@ from typing import Any
 
 import aiosqlite
 
+from reverie.stores.db import fetchall
 from reverie.stores.records import LedgerRecord, dumps, loads
 
 
@@ -29,8 +30,20 @@ async def append(
         """INSERT INTO ledger (ts, namespace, actor, action, decision, entry_id, target,
                                session_id, trace_id, before, after, detail)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (ts, namespace, actor, action, decision, entry_id, target, session_id, trace_id,
-         dumps(before), dumps(after), dumps(detail or {})),
+        (
+            ts,
+            namespace,
+            actor,
+            action,
+            decision,
+            entry_id,
+            target,
+            session_id,
+            trace_id,
+            dumps(before),
+            dumps(after),
+            dumps(detail or {}),
+        ),
     )
     assert cur.lastrowid is not None
     return cur.lastrowid
@@ -45,14 +58,22 @@ async def read(
     if entry_id is not None:
         sql += " AND entry_id = ?"
         params += (entry_id,)
-    async with conn.execute(sql + " ORDER BY seq", params) as cur:
-        rows = await cur.fetchall()
+    rows = await fetchall(conn, sql + " ORDER BY seq", params)
     return [
         LedgerRecord(
-            seq=r["seq"], ts=r["ts"], namespace=r["namespace"], actor=r["actor"],
-            action=r["action"], decision=r["decision"], entry_id=r["entry_id"],
-            target=r["target"], session_id=r["session_id"], trace_id=r["trace_id"],
-            before=loads(r["before"]), after=loads(r["after"]), detail=loads(r["detail"]) or {},
+            seq=r["seq"],
+            ts=r["ts"],
+            namespace=r["namespace"],
+            actor=r["actor"],
+            action=r["action"],
+            decision=r["decision"],
+            entry_id=r["entry_id"],
+            target=r["target"],
+            session_id=r["session_id"],
+            trace_id=r["trace_id"],
+            before=loads(r["before"]),
+            after=loads(r["after"]),
+            detail=loads(r["detail"]) or {},
         )
         for r in rows
     ]

@@ -13,7 +13,7 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -43,9 +43,17 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 def add_event(fact: Fact) -> dict[str, Any]:
-    return {"event": "add", "id": fact.id, "at": fact.created_at, "content": fact.content,
-            "chain_id": fact.chain_id, "depth": fact.depth, "supersedes": fact.supersedes,
-            "session_id": fact.session_id, "created_by": fact.created_by}
+    return {
+        "event": "add",
+        "id": fact.id,
+        "at": fact.created_at,
+        "content": fact.content,
+        "chain_id": fact.chain_id,
+        "depth": fact.depth,
+        "supersedes": fact.supersedes,
+        "session_id": fact.session_id,
+        "created_by": fact.created_by,
+    }
 
 
 def supersede_event(old_id: str, new_id: str, when: str) -> dict[str, Any]:
@@ -63,8 +71,13 @@ def history_events(facts: Iterable[Fact]) -> list[dict[str, Any]]:
 
 
 def skill_markdown(skill: Skill) -> str:
-    front = {"name": skill.name, "created_by": skill.created_by, "pinned": skill.pinned,
-             "created_at": skill.created_at, "updated_at": skill.updated_at}
+    front = {
+        "name": skill.name,
+        "created_by": skill.created_by,
+        "pinned": skill.pinned,
+        "created_at": skill.created_at,
+        "updated_at": skill.updated_at,
+    }
     return "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n\n" + skill.body.rstrip() + "\n"
 
 
@@ -100,7 +113,8 @@ class Projector:
             handle.close()
 
     async def entries(self, conn: aiosqlite.Connection, namespace: str, target: str) -> None:
-        """Re-render MEMORY.md / USER.md / SOUL.md from the live entries."""
+        """Re-render MEMORY.md / USER.md / SOUL.md from the live entries (call holding
+        ``locked()``, so the file is rendered from the latest committed state)."""
         if target not in FILES:
             return
         block = entries.render(await entries.live(conn, namespace, target))
@@ -118,11 +132,22 @@ class Projector:
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(lines)
 
-        await anyio.to_thread.run_sync(append)
+        await anyio.to_thread.run_sync(self._flocked, append)
 
     async def skill(self, skill: Skill) -> None:
         path = self.skill_file(skill.namespace, skill.name)
-        await anyio.to_thread.run_sync(atomic_write, path, skill_markdown(skill))
+        text = skill_markdown(skill)
+        await anyio.to_thread.run_sync(self._flocked, lambda: atomic_write(path, text))
+
+    def _flocked(self, write: Callable[[], None]) -> None:
+        """Run one file write under the cross-process lock, all in the calling thread."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        with open(self._lock_path, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                write()
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     async def rebuild(self, conn: aiosqlite.Connection, namespace: str) -> list[str]:
         """Bring every projection of a namespace in line with the database; returns what
@@ -140,8 +165,9 @@ class Projector:
         for topic in await topics.names(conn, namespace):
             events = history_events(await topics.all_facts(conn, namespace, topic))
             path = self.history_file(namespace, topic)
-            expected = "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n"
-                               for e in events)
+            expected = "".join(
+                json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events
+            )
             if not path.exists() or _line_count(path) != len(events) or not _whole(path):
                 await anyio.to_thread.run_sync(atomic_write, path, expected)
                 rebuilt.append(str(path.relative_to(self.home)))

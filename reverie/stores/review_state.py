@@ -11,12 +11,13 @@ from typing import Any
 
 import aiosqlite
 
+from reverie.stores.db import fetchone
+
 
 async def get(conn: aiosqlite.Connection, namespace: str, key: str, default: Any = None) -> Any:
-    async with conn.execute(
-        "SELECT value FROM review_state WHERE namespace = ? AND key = ?", (namespace, key)
-    ) as cur:
-        row = await cur.fetchone()
+    row = await fetchone(
+        conn, "SELECT value FROM review_state WHERE namespace = ? AND key = ?", (namespace, key)
+    )
     return default if row is None else json.loads(row[0])
 
 
@@ -33,8 +34,7 @@ async def acquire_lease(
     conn: aiosqlite.Connection, name: str, holder: str, now: str, expires_at: str
 ) -> bool:
     """Take the lease if it is free, expired or already ours (call inside a transaction)."""
-    async with conn.execute("SELECT holder, expires_at FROM leases WHERE name = ?", (name,)) as cur:
-        row = await cur.fetchone()
+    row = await fetchone(conn, "SELECT holder, expires_at FROM leases WHERE name = ?", (name,))
     if row is not None and row[0] != holder and row[1] > now:
         return False
     await conn.execute(

@@ -55,8 +55,15 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         session_id TEXT,
         created_at TEXT NOT NULL,
         invalid_at TEXT,
+        subject_key TEXT,
+        role_key TEXT,
+        skeleton_key TEXT,
         CHECK ((invalid_at IS NULL) = (superseded_by IS NULL))
     );
+    CREATE INDEX facts_subject ON facts (namespace, topic, subject_key) WHERE invalid_at IS NULL;
+    CREATE INDEX facts_role ON facts (namespace, topic, role_key) WHERE invalid_at IS NULL;
+    CREATE INDEX facts_skeleton ON facts (namespace, topic, skeleton_key)
+        WHERE invalid_at IS NULL;
     CREATE INDEX facts_live ON facts (namespace, topic, invalid_at);
     CREATE INDEX facts_norm ON facts (namespace, topic, norm);
     CREATE INDEX facts_chain ON facts (chain_id);
@@ -120,5 +127,24 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE VIRTUAL TABLE search_index USING fts5 (
         text, namespace UNINDEXED, tokenize = 'porter unicode61'
     );
+
+    CREATE TRIGGER facts_indexed AFTER INSERT ON facts BEGIN
+        INSERT INTO search_index (rowid, text, namespace)
+        VALUES (new.rowid * 4 + 1, new.content, new.namespace);
+        UPDATE topics SET updated_at = new.created_at
+        WHERE namespace = new.namespace AND name = new.topic;
+    END;
+
+    CREATE TRIGGER entries_indexed AFTER INSERT ON entries BEGIN
+        INSERT INTO search_index (rowid, text, namespace)
+        VALUES (new.rowid * 4 + 2, new.content, new.namespace);
+    END;
+
+    CREATE TRIGGER episodes_indexed AFTER INSERT ON episodes BEGIN
+        INSERT INTO search_index (rowid, text, namespace)
+        VALUES (new.id * 4 + 3, trim(coalesce('user: ' || new.user_text, '') || char(10)
+                || coalesce('assistant: ' || new.assistant_text, ''), char(10)),
+                new.namespace);
+    END;
     """,
 )

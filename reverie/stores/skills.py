@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import aiosqlite
 
+from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import Skill
 
 _COLUMNS = (
@@ -18,27 +19,38 @@ def _skill(row: aiosqlite.Row) -> Skill:
 
 
 async def get(conn: aiosqlite.Connection, namespace: str, name: str) -> Skill | None:
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? AND name = ?", (namespace, name)
-    ) as cur:
-        row = await cur.fetchone()
+    row = await fetchone(
+        conn, f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? AND name = ?", (namespace, name)
+    )
     return _skill(row) if row else None
 
 
 async def registered(conn: aiosqlite.Connection, namespace: str) -> list[Skill]:
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? AND archived_at IS NULL"
-        " ORDER BY name",
-        (namespace,),
-    ) as cur:
-        return [_skill(row) for row in await cur.fetchall()]
+    return [
+        _skill(row)
+        for row in await fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? AND archived_at IS NULL"
+            " ORDER BY name",
+            (namespace,),
+        )
+    ]
 
 
 async def insert(conn: aiosqlite.Connection, skill: Skill) -> None:
     await conn.execute(
         f"INSERT INTO skills ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (skill.namespace, skill.name, skill.body, skill.created_by, int(skill.pinned),
-         skill.created_at, skill.updated_at, skill.last_used_at, skill.archived_at),
+        (
+            skill.namespace,
+            skill.name,
+            skill.body,
+            skill.created_by,
+            int(skill.pinned),
+            skill.created_at,
+            skill.updated_at,
+            skill.last_used_at,
+            skill.archived_at,
+        ),
     )
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import aiosqlite
 
 from reverie.rules.similarity import normalise
-from reverie.stores import search
+from reverie.rules.supersede import keys
+from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import Fact
-from reverie.stores.schema import KIND_FACT
 
 _COLUMNS = (
     "id, namespace, topic, content, chain_id, depth, supersedes, superseded_by, created_by, "
@@ -21,10 +21,12 @@ def _fact(row: aiosqlite.Row) -> Fact:
 
 
 async def names(conn: aiosqlite.Connection, namespace: str) -> list[str]:
-    async with conn.execute(
-        "SELECT name FROM topics WHERE namespace = ? ORDER BY name", (namespace,)
-    ) as cur:
-        return [row[0] for row in await cur.fetchall()]
+    return [
+        row[0]
+        for row in await fetchall(
+            conn, "SELECT name FROM topics WHERE namespace = ? ORDER BY name", (namespace,)
+        )
+    ]
 
 
 async def index(conn: aiosqlite.Connection, namespace: str) -> list[tuple[str, int, int]]:
@@ -34,15 +36,16 @@ async def index(conn: aiosqlite.Connection, namespace: str) -> list[tuple[str, i
         FROM topics t LEFT JOIN facts f ON f.namespace = t.namespace AND f.topic = t.name
         WHERE t.namespace = ? GROUP BY t.name ORDER BY t.name
     """
-    async with conn.execute(sql, (namespace,)) as cur:
-        return [(row[0], row[1], row[2]) for row in await cur.fetchall()]
+    return [(row[0], row[1], row[2]) for row in await fetchall(conn, sql, (namespace,))]
 
 
 async def exists(conn: aiosqlite.Connection, namespace: str, topic: str) -> bool:
-    async with conn.execute(
-        "SELECT 1 FROM topics WHERE namespace = ? AND name = ?", (namespace, topic)
-    ) as cur:
-        return await cur.fetchone() is not None
+    return (
+        await fetchone(
+            conn, "SELECT 1 FROM topics WHERE namespace = ? AND name = ?", (namespace, topic)
+        )
+        is not None
+    )
 
 
 async def create(conn: aiosqlite.Connection, namespace: str, topic: str, when: str) -> None:
@@ -53,32 +56,33 @@ async def create(conn: aiosqlite.Connection, namespace: str, topic: str, when: s
 
 
 async def live(conn: aiosqlite.Connection, namespace: str, topic: str) -> list[Fact]:
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL"
-        " ORDER BY created_at, rowid",
-        (namespace, topic),
-    ) as cur:
-        return [_fact(row) for row in await cur.fetchall()]
+    return [
+        _fact(row)
+        for row in await fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL"
+            " ORDER BY created_at, rowid",
+            (namespace, topic),
+        )
+    ]
 
 
 async def live_count(conn: aiosqlite.Connection, namespace: str, topic: str) -> int:
-    async with conn.execute(
+    row = await fetchone(
+        conn,
         "SELECT count(*) FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL",
         (namespace, topic),
-    ) as cur:
-        row = await cur.fetchone()
+    )
     return int(row[0]) if row else 0
 
 
-async def by_norm(
-    conn: aiosqlite.Connection, namespace: str, topic: str, text: str
-) -> Fact | None:
-    async with conn.execute(
+async def by_norm(conn: aiosqlite.Connection, namespace: str, topic: str, text: str) -> Fact | None:
+    row = await fetchone(
+        conn,
         f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ? AND norm = ?"
         " AND invalid_at IS NULL LIMIT 1",
         (namespace, topic, normalise(text)),
-    ) as cur:
-        row = await cur.fetchone()
+    )
     return _fact(row) if row else None
 
 
@@ -86,34 +90,73 @@ async def by_rowids(conn: aiosqlite.Connection, rowids: list[int]) -> list[Fact]
     if not rowids:
         return []
     marks = ",".join("?" * len(rowids))
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({marks}) ORDER BY created_at, rowid",
-        rowids,
-    ) as cur:
-        return [_fact(row) for row in await cur.fetchall()]
+    return [
+        _fact(row)
+        for row in await fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({marks}) ORDER BY created_at, rowid",
+            rowids,
+        )
+    ]
 
 
 async def get(conn: aiosqlite.Connection, namespace: str, fact_id: str) -> Fact | None:
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND id = ?", (namespace, fact_id)
-    ) as cur:
-        row = await cur.fetchone()
+    row = await fetchone(
+        conn, f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND id = ?", (namespace, fact_id)
+    )
     return _fact(row) if row else None
 
 
 async def insert(conn: aiosqlite.Connection, fact: Fact) -> None:
-    cur = await conn.execute(
-        f"INSERT INTO facts ({_COLUMNS}, norm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (fact.id, fact.namespace, fact.topic, fact.content, fact.chain_id, fact.depth,
-         fact.supersedes, fact.superseded_by, fact.created_by, fact.session_id,
-         fact.created_at, fact.invalid_at, normalise(fact.content)),
-    )
-    assert cur.lastrowid is not None
-    await search.index(conn, KIND_FACT, cur.lastrowid, fact.namespace, fact.content)
+    """Insert a fact with its supersede keys; a trigger indexes it for search."""
+    k = keys(fact.content)
     await conn.execute(
-        "UPDATE topics SET updated_at = ? WHERE namespace = ? AND name = ?",
-        (fact.created_at, fact.namespace, fact.topic),
+        f"INSERT INTO facts ({_COLUMNS}, norm, subject_key, role_key, skeleton_key)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            fact.id,
+            fact.namespace,
+            fact.topic,
+            fact.content,
+            fact.chain_id,
+            fact.depth,
+            fact.supersedes,
+            fact.superseded_by,
+            fact.created_by,
+            fact.session_id,
+            fact.created_at,
+            fact.invalid_at,
+            normalise(fact.content),
+            k.subject,
+            k.role,
+            k.skeleton,
+        ),
     )
+
+
+async def supersede_candidates(
+    conn: aiosqlite.Connection, namespace: str, topic: str, text: str
+) -> list[int]:
+    """Rowids of the live facts of a topic sharing a supersede key with ``text`` (indexed)."""
+    k = keys(text)
+    clauses, params = [], [namespace, topic]
+    for column, value in (
+        ("subject_key", k.subject),
+        ("role_key", k.role),
+        ("skeleton_key", k.skeleton),
+    ):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if not clauses:
+        return []
+    rows = await fetchall(
+        conn,
+        "SELECT rowid FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL"
+        f" AND ({' OR '.join(clauses)})",
+        params,
+    )
+    return [row[0] for row in rows]
 
 
 async def invalidate(
@@ -130,18 +173,24 @@ async def invalidate(
 
 async def chain(conn: aiosqlite.Connection, namespace: str, fact_id: str) -> list[Fact]:
     """Every fact of the chain that ``fact_id`` belongs to, oldest first."""
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND chain_id ="
-        " (SELECT chain_id FROM facts WHERE namespace = ? AND id = ?) ORDER BY depth",
-        (namespace, namespace, fact_id),
-    ) as cur:
-        return [_fact(row) for row in await cur.fetchall()]
+    return [
+        _fact(row)
+        for row in await fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND chain_id ="
+            " (SELECT chain_id FROM facts WHERE namespace = ? AND id = ?) ORDER BY depth",
+            (namespace, namespace, fact_id),
+        )
+    ]
 
 
 async def all_facts(conn: aiosqlite.Connection, namespace: str, topic: str) -> list[Fact]:
-    async with conn.execute(
-        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ?"
-        " ORDER BY created_at, rowid",
-        (namespace, topic),
-    ) as cur:
-        return [_fact(row) for row in await cur.fetchall()]
+    return [
+        _fact(row)
+        for row in await fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ?"
+            " ORDER BY created_at, rowid",
+            (namespace, topic),
+        )
+    ]

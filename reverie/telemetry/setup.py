@@ -16,7 +16,8 @@ def configure_logging(verbose: bool = False, json_lines: bool = False) -> None:
     level = logging.DEBUG if verbose else logging.WARNING
     logging.basicConfig(stream=sys.stderr, level=level, format="%(message)s")
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if json_lines
+        structlog.processors.JSONRenderer()
+        if json_lines
         else structlog.dev.ConsoleRenderer(colors=False)
     )
     structlog.configure(

@@ -1,0 +1,39 @@
+"""Shared helpers for the benchmarks: timing and a text corpus that does not repeat."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+
+WORDS = """alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
+oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu kafka redis
+postgres nginx deploy build cache queue worker shard replica index backup cluster region
+tenant invoice ledger metric alert budget latency timeout retry schema migration""".split()
+
+
+def fact(i: int, rng: random.Random) -> str:
+    """A distinct, realistic-looking fact: unique words and a unique value."""
+    words = rng.sample(WORDS, 6)
+    return (
+        f"The {words[0]} {words[1]} of {words[2]} {i} uses {words[3]} {words[4]} on port {i + 1000}"
+    )
+
+
+async def timed(body: Callable[[], Awaitable[object]]) -> float:
+    start = time.perf_counter()
+    await body()
+    return time.perf_counter() - start
+
+
+def percentile(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def describe(samples: list[float]) -> str:
+    return (
+        f"p50 {percentile(samples, 50) * 1000:.2f} ms, p99 {percentile(samples, 99) * 1000:.2f}"
+        f" ms, mean {statistics.fmean(samples) * 1000:.2f} ms"
+    )
