@@ -55,6 +55,7 @@ def db_counts(home: Path) -> dict[str, int]:
                 "ledger",
                 "episodes",
                 "search_index",
+                "search_superseded",
             )
         }
 

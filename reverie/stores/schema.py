@@ -1,7 +1,9 @@
 """The SQLite schema as an ordered list of migrations; ``schema_version`` records the last one.
 
-Search rows live in one FTS5 table so BM25 ranks facts, entries and episodes on one scale.
-Its rowid encodes the source row: ``rowid = source_rowid * 4 + kind``.
+Search rows live in one FTS5 table so BM25 ranks live facts, live entries and episodes on
+one scale; triggers keep it to live rows, moving superseded facts to ``search_superseded``
+(searched on request, and counted to say how many were hidden). A search rowid encodes
+its source row: ``rowid = source_rowid * 4 + kind``.
 """
 
 from __future__ import annotations
@@ -133,6 +135,28 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         VALUES (new.rowid * 4 + 1, new.content, new.namespace);
         UPDATE topics SET updated_at = new.created_at
         WHERE namespace = new.namespace AND name = new.topic;
+    END;
+
+    CREATE VIRTUAL TABLE search_superseded USING fts5 (
+        text, namespace UNINDEXED, tokenize = 'porter unicode61'
+    );
+
+    CREATE TRIGGER facts_superseded AFTER UPDATE OF invalid_at ON facts
+    WHEN old.invalid_at IS NULL AND new.invalid_at IS NOT NULL BEGIN
+        DELETE FROM search_index WHERE rowid = new.rowid * 4 + 1;
+        INSERT INTO search_superseded (rowid, text, namespace)
+        VALUES (new.rowid * 4 + 1, new.content, new.namespace);
+    END;
+
+    CREATE TRIGGER entries_ended AFTER UPDATE OF status ON entries
+    WHEN old.status = 'live' AND new.status != 'live' BEGIN
+        DELETE FROM search_index WHERE rowid = new.rowid * 4 + 2;
+    END;
+
+    CREATE TRIGGER entries_revived AFTER UPDATE OF status ON entries
+    WHEN old.status != 'live' AND new.status = 'live' BEGIN
+        INSERT INTO search_index (rowid, text, namespace)
+        VALUES (new.rowid * 4 + 2, new.content, new.namespace);
     END;
 
     CREATE TRIGGER entries_indexed AFTER INSERT ON entries BEGIN

@@ -78,6 +78,38 @@ async def fact_candidates(
     ]
 
 
+_TOP = """
+    SELECT rowid AS rid, text, bm25({table}) AS rank FROM {table}
+    WHERE {table} MATCH ? AND namespace = ? ORDER BY rank LIMIT ?
+"""
+_DETAILS = """
+    WITH top AS ({top})
+    SELECT top.rid, top.text, top.rank, f.id AS fact_id, f.topic AS topic,
+           e.id AS entry_id, e.target AS target, p.session_id AS session_id, p.turn AS turn
+    FROM top
+    LEFT JOIN facts f ON top.rid % 4 = 1 AND f.rowid = top.rid / 4
+    LEFT JOIN entries e ON top.rid % 4 = 2 AND e.rowid = top.rid / 4
+    LEFT JOIN episodes p ON top.rid % 4 = 3 AND p.id = top.rid / 4
+    ORDER BY top.rank
+"""
+
+
+def _hit(row: aiosqlite.Row) -> SearchHit:
+    kind, score = row["rid"] % 4, -float(row["rank"])
+    if kind == KIND_FACT:
+        return SearchHit("fact", row["fact_id"], row["text"], score, topic=row["topic"])
+    if kind == KIND_ENTRY:
+        return SearchHit("entry", row["entry_id"], row["text"], score, target=row["target"])
+    return SearchHit(
+        "episode",
+        f"ep-{row['rid'] // 4}",
+        row["text"],
+        score,
+        session_id=row["session_id"],
+        turn=row["turn"],
+    )
+
+
 async def search(
     conn: aiosqlite.Connection,
     namespace: str,
@@ -86,48 +118,22 @@ async def search(
     *,
     include_superseded: bool = False,
 ) -> SearchResults:
+    """The top ``k`` live rows by BM25 (FTS5 keeps only the best k while it scans), then
+    their details for those k rows alone; superseded matches are counted, or searched too."""
     expression = match_expression(query)
     if expression is None or k <= 0:
         return SearchResults([], 0)
-    live_fact = "1" if include_superseded else "f.invalid_at IS NULL"
-    sql = f"""
-        SELECT s.rowid AS rid, s.text AS text, bm25(search_index) AS rank,
-               f.id AS fact_id, f.topic AS topic,
-               e.id AS entry_id, e.target AS target,
-               p.session_id AS session_id, p.turn AS turn
-        FROM search_index s
-        LEFT JOIN facts f ON s.rowid % 4 = 1 AND f.rowid = s.rowid / 4
-        LEFT JOIN entries e ON s.rowid % 4 = 2 AND e.rowid = s.rowid / 4
-        LEFT JOIN episodes p ON s.rowid % 4 = 3 AND p.id = s.rowid / 4
-        WHERE search_index MATCH ? AND s.namespace = ?
-          AND ((f.id IS NOT NULL AND {live_fact}) OR e.status = 'live' OR p.id IS NOT NULL)
-        ORDER BY rank LIMIT ?
-    """
-    hits: list[SearchHit] = []
-    for row in await fetchall(conn, sql, (expression, namespace, k)):
-        kind = row["rid"] % 4
-        score = -float(row["rank"])
-        if kind == KIND_FACT:
-            hit = SearchHit("fact", row["fact_id"], row["text"], score, topic=row["topic"])
-        elif kind == KIND_ENTRY:
-            hit = SearchHit("entry", row["entry_id"], row["text"], score, target=row["target"])
-        else:
-            hit = SearchHit(
-                "episode",
-                f"ep-{row['rid'] // 4}",
-                row["text"],
-                score,
-                session_id=row["session_id"],
-                turn=row["turn"],
-            )
-        hits.append(hit)
-    hidden = 0
-    if not include_superseded:
-        count_sql = """
-            SELECT count(*) FROM search_index s JOIN facts f ON f.rowid = s.rowid / 4
-            WHERE search_index MATCH ? AND s.namespace = ? AND s.rowid % 4 = 1
-              AND f.invalid_at IS NOT NULL
-        """
-        counted = await fetchone(conn, count_sql, (expression, namespace))
-        hidden = int(counted[0]) if counted else 0
-    return SearchResults(hits, hidden)
+    params = (expression, namespace, k)
+    sql = _DETAILS.format(top=_TOP.format(table="search_index"))
+    hits = [_hit(row) for row in await fetchall(conn, sql, params)]
+    if include_superseded:
+        old_sql = _DETAILS.format(top=_TOP.format(table="search_superseded"))
+        hits += [_hit(row) for row in await fetchall(conn, old_sql, params)]
+        hits = sorted(hits, key=lambda h: h.score, reverse=True)[:k]
+        return SearchResults(hits, 0)
+    counted = await fetchone(
+        conn,
+        "SELECT count(*) FROM search_superseded WHERE search_superseded MATCH ? AND namespace = ?",
+        (expression, namespace),
+    )
+    return SearchResults(hits, int(counted[0]) if counted else 0)

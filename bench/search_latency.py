@@ -1,0 +1,59 @@
+"""Search latency at 10k facts: ``ns.search`` (BM25 over facts, entries and episodes, live
+filter, hidden count) against a bare FTS5 MATCH + bm25 query on a plain table holding the
+same 10k texts, both measured in this run.
+
+    python -m bench.search_latency
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+import reverie
+from bench._common import WORDS, describe, fact, percentile
+
+
+async def main(size: int, queries: int) -> None:
+    rng = random.Random(3)
+    texts = [fact(i, rng) for i in range(size)]
+    asks = [" ".join(rng.sample(WORDS, 3)) for _ in range(queries)]
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        async with reverie.open(home) as rv:
+            ns = rv.namespace("bench")
+            async with ns.session("fill") as s:
+                for i, text in enumerate(texts):
+                    await s.call_tool("topic", {"action": "save", "topic": f"t{i % 10}",
+                                                "content": text})
+            ours: list[float] = []
+            for q in asks:
+                start = time.perf_counter()
+                await ns.search(q, k=10)
+                ours.append(time.perf_counter() - start)
+        raw_db = sqlite3.connect(Path(tmp) / "raw.db")
+        raw_db.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
+        raw_db.executemany("INSERT INTO t (text) VALUES (?)", [(x,) for x in texts])
+        raw_db.commit()
+        raw: list[float] = []
+        for q in asks:
+            expression = " OR ".join(f'"{w}"' for w in q.split())
+            start = time.perf_counter()
+            raw_db.execute("SELECT rowid, text, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t)"
+                           " LIMIT 10", (expression,)).fetchall()
+            raw.append(time.perf_counter() - start)
+    print(f"facts: {size}, queries: {queries}")
+    print(f"bare FTS5 (sync sqlite3): {describe(raw)}")
+    print(f"reverie ns.search:        {describe(ours)}")
+    print(f"ratio p50 bare / reverie: {percentile(raw, 50) / percentile(ours, 50):.2f}")
+
+
+if __name__ == "__main__":
+    anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else 10_000,
+              int(sys.argv[2]) if len(sys.argv) > 2 else 300)
