@@ -139,23 +139,21 @@ async def supersede_candidates(
 ) -> list[int]:
     """Rowids of the live facts of a topic sharing a supersede key with ``text`` (indexed)."""
     k = keys(text)
-    clauses, params = [], [namespace, topic]
+    selects, params = [], []
     for column, value in (
         ("subject_key", k.subject),
         ("role_key", k.role),
         ("skeleton_key", k.skeleton),
     ):
-        if value is not None:
-            clauses.append(f"{column} = ?")
-            params.append(value)
-    if not clauses:
+        if value is not None:  # one indexed lookup each; an OR would defeat the indexes
+            selects.append(
+                f"SELECT rowid FROM facts INDEXED BY facts_{column.removesuffix('_key')}"
+                f" WHERE namespace = ? AND topic = ? AND {column} = ? AND invalid_at IS NULL"
+            )
+            params += [namespace, topic, value]
+    if not selects:
         return []
-    rows = await fetchall(
-        conn,
-        "SELECT rowid FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL"
-        f" AND ({' OR '.join(clauses)})",
-        params,
-    )
+    rows = await fetchall(conn, " UNION ".join(selects), params)
     return [row[0] for row in rows]
 
 
