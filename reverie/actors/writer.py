@@ -21,10 +21,9 @@ from reverie.actors.context import Services, new_id
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, Restore, ToolCall, TurnEnded, TurnRecord
 from reverie.errors import StoreBusy, StoreError, ToolInputError
-from reverie.rules.similarity import near_duplicate, value_sequence
+from reverie.rules.similarity import near_duplicate, normalise, value_sequence
 from reverie.rules.supersede import parse, pick_superseded
 from reverie.stores import entries, episodes, ledger, skills, topics
-from reverie.stores import search as search_store
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import ENTRY_SEPARATOR, Entry, Episode, Fact, Skill
 from reverie.stores.search import pigeonhole_terms
@@ -455,10 +454,8 @@ class Writer(Actor):
 
     async def _candidates(self, conn: aiosqlite.Connection, topic: str, text: str) -> list[Fact]:
         """Every live fact of the topic the rules could match, oldest first, found through
-        indexes rather than a scan: supersede keys, the explicitly negated old value, and
-        the pigeonhole terms that any Jaccard twin must contain."""
-        limit = self.cfg.writer.dedupe_candidates
-        rowids = await topics.supersede_candidates(conn, self.namespace, topic, text)
+        indexes in one query rather than a scan: the normalised twin, supersede keys, the
+        explicitly negated old value, and the terms that any Jaccard twin must contain."""
         # a twin carries the same values in the same order, so one value term is enough
         values = value_sequence(text)
         term_sets = [
@@ -469,9 +466,9 @@ class Writer(Actor):
         negated = parse(text).negated
         if negated:
             term_sets.append(pigeonhole_terms(negated, 1.0))
-        for terms in term_sets:
-            rowids += await search_store.fact_candidates(conn, self.namespace, topic, terms, limit)
-        return await topics.by_rowids(conn, sorted(set(rowids)))
+        return await topics.candidates(
+            conn, self.namespace, topic, text, term_sets, self.cfg.writer.dedupe_candidates
+        )
 
     async def _topic_save(self, cmd: TopicCommand, call: ToolCall) -> Outcome:
         assert cmd.topic is not None and cmd.content is not None
@@ -488,12 +485,13 @@ class Writer(Actor):
                     )
                 await topics.create(conn, self.namespace, topic, now)
                 created_topic = True
-            exact = await topics.by_norm(conn, self.namespace, topic, content)
+            candidates = await self._candidates(conn, topic, content)
+            key = normalise(content)
+            exact = next((f for f in candidates if normalise(f.content) == key), None)
             if exact is not None:
                 return await self._noop(
                     conn, call, topic, "save", content, exact, {"tier": "exact", "similarity": 1.0}
                 )
-            candidates = await self._candidates(conn, topic, content)
             old_id = pick_superseded(content, [(f.id, f.content) for f in candidates])
             if old_id is None:
                 for fact in candidates:

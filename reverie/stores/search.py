@@ -58,26 +58,6 @@ def pigeonhole_terms(text: str, threshold: float) -> list[str]:
     return words[: max(1, len(words) - need + 1)]
 
 
-async def fact_candidates(
-    conn: aiosqlite.Connection, namespace: str, topic: str, terms: list[str], limit: int
-) -> list[int]:
-    """Rowids of live facts of one topic containing any of ``terms`` (no ranking: the
-    caller checks each one, so the query stops at ``limit`` matches)."""
-    expression = match_expression(" ".join(terms), keep_stopwords=True)
-    if expression is None:
-        return []
-    sql = """
-        SELECT f.rowid FROM search_index s JOIN facts f ON f.rowid = s.rowid / 4
-        WHERE search_index MATCH ? AND s.rowid % 4 = ? AND f.namespace = ? AND f.topic = ?
-          AND f.invalid_at IS NULL
-        LIMIT ?
-    """
-    return [
-        row[0]
-        for row in await fetchall(conn, sql, (expression, KIND_FACT, namespace, topic, limit))
-    ]
-
-
 _TOP = """
     SELECT rowid AS rid, text, bm25({table}) AS rank FROM {table}
     WHERE {table} MATCH ? AND namespace = ? ORDER BY rank LIMIT ?

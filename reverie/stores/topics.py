@@ -9,6 +9,7 @@ from reverie.rules.similarity import normalise
 from reverie.rules.supersede import keys
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import Fact
+from reverie.stores.search import match_expression
 
 _COLUMNS = (
     "id, namespace, topic, content, chain_id, depth, supersedes, superseded_by, created_by, "
@@ -67,39 +68,6 @@ async def live(conn: aiosqlite.Connection, namespace: str, topic: str) -> list[F
     ]
 
 
-async def live_count(conn: aiosqlite.Connection, namespace: str, topic: str) -> int:
-    row = await fetchone(
-        conn,
-        "SELECT count(*) FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL",
-        (namespace, topic),
-    )
-    return int(row[0]) if row else 0
-
-
-async def by_norm(conn: aiosqlite.Connection, namespace: str, topic: str, text: str) -> Fact | None:
-    row = await fetchone(
-        conn,
-        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ? AND norm = ?"
-        " AND invalid_at IS NULL LIMIT 1",
-        (namespace, topic, normalise(text)),
-    )
-    return _fact(row) if row else None
-
-
-async def by_rowids(conn: aiosqlite.Connection, rowids: list[int]) -> list[Fact]:
-    if not rowids:
-        return []
-    marks = ",".join("?" * len(rowids))
-    return [
-        _fact(row)
-        for row in await fetchall(
-            conn,
-            f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({marks}) ORDER BY created_at, rowid",
-            rowids,
-        )
-    ]
-
-
 async def get(conn: aiosqlite.Connection, namespace: str, fact_id: str) -> Fact | None:
     row = await fetchone(
         conn, f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND id = ?", (namespace, fact_id)
@@ -134,27 +102,46 @@ async def insert(conn: aiosqlite.Connection, fact: Fact) -> None:
     )
 
 
-async def supersede_candidates(
-    conn: aiosqlite.Connection, namespace: str, topic: str, text: str
-) -> list[int]:
-    """Rowids of the live facts of a topic sharing a supersede key with ``text`` (indexed)."""
+async def candidates(
+    conn: aiosqlite.Connection,
+    namespace: str,
+    topic: str,
+    text: str,
+    term_sets: list[list[str]],
+    limit: int,
+) -> list[Fact]:
+    """In one query, oldest first: the live facts of a topic that the write rules could
+    match — the normalised twin, those sharing a supersede key (one indexed lookup per key;
+    an OR would defeat the indexes), and those containing any term of each term set
+    (FTS5, at most ``limit`` each)."""
     k = keys(text)
-    selects, params = [], []
-    for column, value in (
-        ("subject_key", k.subject),
-        ("role_key", k.role),
-        ("skeleton_key", k.skeleton),
-    ):
-        if value is not None:  # one indexed lookup each; an OR would defeat the indexes
-            selects.append(
-                f"SELECT rowid FROM facts INDEXED BY facts_{column.removesuffix('_key')}"
-                f" WHERE namespace = ? AND topic = ? AND {column} = ? AND invalid_at IS NULL"
+    live = "namespace = ? AND topic = ? AND invalid_at IS NULL"
+    parts = [f"SELECT rowid FROM facts INDEXED BY facts_norm WHERE {live} AND norm = ?"]
+    params: list[object] = [namespace, topic, normalise(text)]
+    for name, value in (("subject", k.subject), ("role", k.role), ("skeleton", k.skeleton)):
+        if value is not None:
+            parts.append(
+                f"SELECT rowid FROM facts INDEXED BY facts_{name} WHERE {live} AND {name}_key = ?"
             )
             params += [namespace, topic, value]
-    if not selects:
-        return []
-    rows = await fetchall(conn, " UNION ".join(selects), params)
-    return [row[0] for row in rows]
+    for terms in term_sets:
+        expression = match_expression(" ".join(terms), keep_stopwords=True)
+        if expression is None:
+            continue
+        parts.append(
+            "SELECT rowid FROM (SELECT f.rowid AS rowid FROM search_index s"
+            " JOIN facts f ON f.rowid = s.rowid / 4 WHERE search_index MATCH ?"
+            " AND s.rowid % 4 = 1 AND f.namespace = ? AND f.topic = ?"
+            " AND f.invalid_at IS NULL LIMIT ?)"
+        )
+        params += [expression, namespace, topic, limit]
+    rows = await fetchall(
+        conn,
+        f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({' UNION '.join(parts)})"
+        " ORDER BY created_at, rowid",
+        params,
+    )
+    return [_fact(row) for row in rows]
 
 
 async def invalidate(
