@@ -1,0 +1,288 @@
+"""The memory tool: entries of MEMORY.md, USER.md, SOUL.md, user_settings and
+agent_profile, with caps that refuse and explain, near-duplicates, and restore."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiosqlite
+from rapidfuzz import fuzz, process
+
+from reverie.actors.context import new_id
+from reverie.actors.write_base import Decision, Outcome, Projection, WriteBase, result
+from reverie.bus.messages import ToolCall
+from reverie.errors import ToolInputError
+from reverie.rules.similarity import near_duplicate
+from reverie.stores import entries
+from reverie.stores.records import Entry
+from reverie.tools import KEYED_TARGETS, MemoryCommand, keyed
+
+FILE_NAMES = {
+    "memory": "MEMORY.md",
+    "user": "USER.md",
+    "soul": "SOUL.md",
+    "user_settings": "user_settings",
+    "agent_profile": "agent_profile",
+}
+
+
+class MemoryWrites(WriteBase):
+    """add / replace / remove / reinforce, and restoring an ended entry."""
+
+    def _cap(self, target: str) -> int:
+        return int(getattr(self.cfg.caps, target))
+
+    def _usage(self, target: str, live: list[Entry]) -> dict[str, Any]:
+        return {"target": target, "used": len(entries.render(live)), "cap": self._cap(target)}
+
+    def _check_cap(self, target: str, live: list[Entry], change: dict[str, str | None]) -> None:
+        cap = self._cap(target)
+        after = entries.usage_after(live, change)
+        if after <= cap:
+            return
+        used = len(entries.render(live))
+        raise ToolInputError(
+            f"{FILE_NAMES[target]} is full: {used}/{cap} chars used ({used * 100 // cap}%), "
+            f"and this write would make it {after}. Nothing was written. Free room first: "
+            "'replace' an entry with a shorter one or 'remove' one that no longer matters "
+            "(it stays in the ledger and can be restored), or save this as a specific fact "
+            "with the topic tool."
+        )
+
+    def _match(self, live: list[Entry], old_text: str, target: str) -> Entry:
+        needle = old_text.casefold()
+        found = [e for e in live if needle in e.content.casefold()]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            hint = ""
+            if live:
+                best = process.extractOne(
+                    old_text, [e.content for e in live], scorer=fuzz.partial_ratio
+                )
+                if best is not None:
+                    hint = f"; the closest entry is {best[0][:80]!r}"
+            raise ToolInputError(
+                f"no live {FILE_NAMES[target]} entry contains {old_text[:80]!r}{hint}"
+            )
+        listing = "; ".join(f"{e.id}: {e.content[:50]!r}" for e in found[:5])
+        raise ToolInputError(
+            f"{old_text[:80]!r} matches {len(found)} {FILE_NAMES[target]} entries ({listing});"
+            " quote more of the one you mean"
+        )
+
+    def _twin(
+        self, live: list[Entry], content: str, skip: str | None = None
+    ) -> tuple[Entry, dict[str, Any]] | None:
+        for entry in live:
+            if entry.id == skip:
+                continue
+            match = near_duplicate(content, entry.content, self.cfg.writer.jaccard_threshold)
+            if match is not None:
+                return entry, {"tier": match.tier.value, "similarity": round(match.similarity, 3)}
+        return None
+
+    def _new_entry(self, target: str, content: str, session_id: str | None, actor: str) -> Entry:
+        now = self.s.now()
+        key = keyed(content)[0] if target in KEYED_TARGETS else None
+        if key is not None:
+            content = f"{key}: {keyed(content)[1]}"
+        return Entry(
+            id=new_id("ent"),
+            namespace=self.namespace,
+            target=target,
+            content=content,
+            key=key,
+            reinforce=1,
+            status="live",
+            replaced_by=None,
+            created_by=actor,
+            session_id=session_id,
+            created_at=now,
+            updated_at=now,
+            ended_at=None,
+        )
+
+    def _entry_projection(self, target: str) -> Projection:
+        async def project() -> None:
+            async with self.s.projector.locked(), self.s.db.reading() as conn:
+                await self.s.projector.entries(conn, self.namespace, target)
+
+        return project
+
+    async def _memory(self, cmd: MemoryCommand, call: ToolCall) -> Outcome:
+        target, session = cmd.target, call.session_id
+        async with self.s.db.transaction() as conn:
+            live = await entries.live(conn, self.namespace, target)
+            if cmd.action == "add":
+                assert cmd.content is not None
+                fresh = self._new_entry(target, cmd.content, session, call.actor)
+                same_key = [e for e in live if fresh.key is not None and e.key == fresh.key]
+                if same_key:  # a keyed setting changes value in place of its old one
+                    return await self._replace(conn, call, live, same_key[0], fresh)
+                twin = self._twin(live, fresh.content)
+                if twin is not None:
+                    return await self._noop(conn, call, target, "add", fresh.content, *twin)
+                self._check_cap(target, live, {"": fresh.rendered})
+                await entries.insert(conn, fresh)
+                await self._audit(
+                    conn,
+                    actor=call.actor,
+                    action="add",
+                    decision=Decision.ADD,
+                    entry_id=fresh.id,
+                    target=target,
+                    session_id=session,
+                    after={"content": fresh.content},
+                )
+                usage = self._usage(target, [*live, fresh])
+                return Outcome(
+                    result(Decision.ADD, fresh.id, f"added to {FILE_NAMES[target]}", usage=usage),
+                    [self._entry_projection(target)],
+                )
+            assert cmd.old_text is not None
+            entry = self._match(live, cmd.old_text, target)
+            if cmd.action == "replace":
+                assert cmd.content is not None
+                fresh = self._new_entry(target, cmd.content, session, call.actor)
+                return await self._replace(conn, call, live, entry, fresh)
+            if cmd.action == "remove":
+                now = self.s.now()
+                await entries.end(conn, entry.id, "removed", now)
+                await self._audit(
+                    conn,
+                    actor=call.actor,
+                    action="remove",
+                    decision=Decision.REMOVED,
+                    entry_id=entry.id,
+                    target=target,
+                    session_id=session,
+                    before={"content": entry.content},
+                )
+                rest = [e for e in live if e.id != entry.id]
+                return Outcome(
+                    result(
+                        Decision.REMOVED,
+                        entry.id,
+                        f"removed from {FILE_NAMES[target]}; it stays in the "
+                        f"ledger (restore with `reverie restore {entry.id}`)",
+                        usage=self._usage(target, rest),
+                    ),
+                    [self._entry_projection(target)],
+                )
+            # reinforce
+            count = entry.reinforce + 1
+            bumped = Entry(**{**entry.to_dict(), "reinforce": count})
+            self._check_cap(target, live, {entry.id: bumped.rendered})
+            await entries.set_reinforce(conn, entry.id, count, self.s.now())
+            await self._audit(
+                conn,
+                actor=call.actor,
+                action="reinforce",
+                decision=Decision.REINFORCED,
+                entry_id=entry.id,
+                target=target,
+                session_id=session,
+                before={"reinforce": entry.reinforce},
+                after={"reinforce": count},
+            )
+            usage = self._usage(target, [bumped if e.id == entry.id else e for e in live])
+            return Outcome(
+                result(
+                    Decision.REINFORCED,
+                    entry.id,
+                    f"reinforced (×{count})",
+                    reinforce=count,
+                    usage=usage,
+                ),
+                [self._entry_projection(target)],
+            )
+
+    async def _replace(
+        self,
+        conn: aiosqlite.Connection,
+        call: ToolCall,
+        live: list[Entry],
+        old: Entry,
+        fresh: Entry,
+    ) -> Outcome:
+        target = old.target
+        twin = self._twin(live, fresh.content, skip=old.id)
+        if twin is not None:
+            return await self._noop(conn, call, target, "replace", fresh.content, *twin)
+        if near_duplicate(fresh.content, old.content, 1.0) is not None:
+            return await self._noop(
+                conn,
+                call,
+                target,
+                "replace",
+                fresh.content,
+                old,
+                {"tier": "exact", "similarity": 1.0},
+            )
+        self._check_cap(target, live, {old.id: fresh.rendered})
+        await entries.end(conn, old.id, "replaced", fresh.created_at, replaced_by=fresh.id)
+        await entries.insert(conn, fresh)
+        await self._audit(
+            conn,
+            actor=call.actor,
+            action="replace",
+            decision=Decision.REPLACED,
+            entry_id=fresh.id,
+            target=target,
+            session_id=call.session_id,
+            before={"entry_id": old.id, "content": old.content},
+            after={"entry_id": fresh.id, "content": fresh.content},
+        )
+        usage = self._usage(target, [fresh if e.id == old.id else e for e in live])
+        return Outcome(
+            result(
+                Decision.REPLACED,
+                fresh.id,
+                f"replaced {old.id} in {FILE_NAMES[target]}; the old text stays "
+                f"in the ledger (restore with `reverie restore {old.id}`)",
+                replaced=old.id,
+                usage=usage,
+            ),
+            [self._entry_projection(target)],
+        )
+
+    async def _restore_entry(
+        self, conn: aiosqlite.Connection, call: ToolCall, entry: Entry
+    ) -> Outcome:
+        if entry.status == "live":
+            raise ToolInputError(f"{entry.id} is live; there is nothing to restore")
+        target = entry.target
+        live = await entries.live(conn, self.namespace, target)
+        successor = next((e for e in live if e.id == entry.replaced_by), None)
+        twin = self._twin(live, entry.content, skip=successor.id if successor else None)
+        if twin is not None:
+            return await self._noop(conn, call, target, "restore", entry.content, *twin)
+        change: dict[str, str | None] = (
+            {successor.id: entry.rendered} if successor else {"": entry.rendered}
+        )
+        self._check_cap(target, live, change)
+        now = self.s.now()
+        if successor is not None:
+            await entries.end(conn, successor.id, "replaced", now, replaced_by=entry.id)
+        await entries.revive(conn, entry.id, now)
+        await self._audit(
+            conn,
+            actor="restore",
+            action="restore",
+            decision=Decision.RESTORED,
+            entry_id=entry.id,
+            target=target,
+            session_id=None,
+            before={"status": entry.status, "successor": successor.id if successor else None},
+            after={"content": entry.content},
+        )
+        return Outcome(
+            result(
+                Decision.RESTORED,
+                entry.id,
+                f"restored {entry.id} to {FILE_NAMES[target]}"
+                + (f", retiring {successor.id}" if successor else ""),
+            ),
+            [self._entry_projection(target)],
+        )

@@ -1,0 +1,140 @@
+"""What every write handler shares: decisions, outcomes, the ledger row, the NOOP answer,
+and projection after the commit."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import aiosqlite
+from opentelemetry import trace
+
+from reverie.actors.context import Services
+from reverie.bus.actor import Actor
+from reverie.bus.messages import ToolCall
+from reverie.stores import ledger
+from reverie.stores.records import Entry, Fact
+from reverie.telemetry.logs import get_logger
+from reverie.telemetry.tracing import trace_id_hex
+
+log = get_logger("reverie.writer")
+
+
+class Decision(StrEnum):
+    """What a write did; a tool result always names one."""
+
+    ADD = "ADD"
+    SUPERSEDE = "SUPERSEDE"
+    NOOP = "NOOP"
+    REPLACED = "REPLACED"
+    REMOVED = "REMOVED"
+    REINFORCED = "REINFORCED"
+    CREATED = "CREATED"
+    PATCHED = "PATCHED"
+    RESTORED = "RESTORED"
+    ERROR = "ERROR"
+
+
+Projection = Callable[[], Awaitable[None]]
+
+
+@dataclass
+class Outcome:
+    result: dict[str, Any]
+    projections: list[Projection] = field(default_factory=list)
+
+
+def error_result(message: str) -> dict[str, Any]:
+    return {"ok": False, "decision": Decision.ERROR.value, "entry_id": None, "error": message}
+
+
+def result(decision: Decision, entry_id: str | None, message: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "decision": decision.value,
+        "entry_id": entry_id,
+        "message": message,
+        **extra,
+    }
+
+
+class WriteBase(Actor):
+    """The writer's common ground; the handlers for each tool are mixins of it."""
+
+    def __init__(self, namespace: str, services: Services) -> None:
+        super().__init__(namespace)
+        self.s = services
+        self.cfg = services.config
+
+    async def _project(self, projections: list[Projection]) -> None:
+        if not projections:
+            return
+        try:
+            for projection in projections:
+                await projection()
+        except Exception as exc:  # the write is committed; the file is rebuilt on next open
+            trace.get_current_span().add_event("projection_failed", {"error": repr(exc)})
+            log.warning("projection_failed", namespace=self.namespace, error=repr(exc))
+
+    async def _audit(
+        self,
+        conn: aiosqlite.Connection,
+        *,
+        actor: str,
+        action: str,
+        decision: Decision,
+        entry_id: str | None,
+        target: str | None,
+        session_id: str | None,
+        before: Any = None,
+        after: Any = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        await ledger.append(
+            conn,
+            ts=self.s.now(),
+            namespace=self.namespace,
+            actor=actor,
+            action=action,
+            decision=decision.value,
+            entry_id=entry_id,
+            target=target,
+            session_id=session_id,
+            trace_id=trace_id_hex(),
+            before=before,
+            after=after,
+            detail=detail,
+        )
+
+    async def _noop(
+        self,
+        conn: aiosqlite.Connection,
+        call: ToolCall,
+        target: str,
+        action: str,
+        content: str,
+        twin: Entry | Fact,
+        detail: dict[str, Any],
+    ) -> Outcome:
+        await self._audit(
+            conn,
+            actor=call.actor,
+            action=action,
+            decision=Decision.NOOP,
+            entry_id=twin.id,
+            target=target,
+            session_id=call.session_id,
+            after={"content": content},
+            detail={"duplicate_of": twin.id, **detail},
+        )
+        return Outcome(
+            result(
+                Decision.NOOP,
+                twin.id,
+                f"already stored as {twin.id}: {twin.content[:120]!r}; nothing was written",
+                duplicate_of=twin.id,
+                **detail,
+            )
+        )
