@@ -1,0 +1,33 @@
+"""The README's tour runs as written (docs that rot are worse than none)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def test_the_tour_runs(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```python\n(.*?)```", readme, flags=re.S)
+    assert block is not None
+    proc = subprocess.run([sys.executable, "-c", block.group(1)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("SUPERSEDE fct-")
+    assert lines[1] == "Actually the deploy timeout is 45s 1"
+    assert (tmp_path / "memory" / "reverie.db").exists()
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    head = (ROOT / "README.md").read_text()[:1500]
+    assert "reverie simulate" in head and "pytest" in head
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "\npytest\n" in ci
