@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from enum import Enum
 from pathlib import Path
 from types import TracebackType
@@ -38,7 +39,7 @@ from reverie.stores import search as search_store
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
 from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults
-from reverie.telemetry.logs import get_logger
+from reverie.telemetry.logs import debug_wanted, get_logger
 from reverie.telemetry.tracing import tool_attributes, tracer
 from reverie.tools import TopicCommand, parse_call, schemas
 
@@ -148,11 +149,9 @@ class Reverie:
 
     async def _rebuild_projections(self) -> None:
         s = self.services
-        async with s.projector.locked(), s.db.reading() as conn:
-            for namespace in await entries.namespaces(conn):
-                rebuilt = await s.projector.rebuild(conn, namespace)
-                if rebuilt:
-                    log.info("projections_rebuilt", namespace=namespace, files=rebuilt)
+        rebuilt = await s.db.read(s.projector.rebuild)
+        if rebuilt:
+            log.info("projections_rebuilt", files=rebuilt)
 
     @property
     def services(self) -> Services:
@@ -173,8 +172,7 @@ class Reverie:
         return Namespace(self, _check_name("namespace", name))
 
     async def namespaces(self) -> list[str]:
-        async with self.services.db.reading() as conn:
-            return await entries.namespaces(conn)
+        return await self.services.db.read(entries.namespaces)
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         """One bg_review full pass now. The review stages (L4–L7) are not built yet: the
@@ -215,37 +213,39 @@ class Namespace:
         with s.tracer.start_as_current_span("reverie.search") as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
             span.set_attribute("gen_ai.memory.store.id", self.name)
-            async with s.db.reading() as conn:
-                hits = await search_store.search(
+            hits = await s.db.read(
+                lambda conn: search_store.search(
                     conn, self.name, query, k, include_superseded=include_superseded
                 )
+            )
             span.set_attribute("reverie.search.hits", len(hits))
             span.set_attribute("reverie.search.hidden_superseded", hits.hidden_superseded)
             return hits
 
     async def chain(self, entry_id: str) -> list[Fact]:
         """The supersede chain a fact belongs to, oldest first (empty if unknown)."""
-        async with self.runtime.services.db.reading() as conn:
-            return await topics.chain(conn, self.name, entry_id)
+        return await self.runtime.services.db.read(
+            lambda conn: topics.chain(conn, self.name, entry_id)
+        )
 
     async def ledger(self, entry_id: str | None = None) -> list[LedgerRecord]:
         """The audit ledger, oldest first."""
-        async with self.runtime.services.db.reading() as conn:
-            return await ledger.read(conn, self.name, entry_id=entry_id)
+        return await self.runtime.services.db.read(
+            lambda conn: ledger.read(conn, self.name, entry_id=entry_id)
+        )
 
     async def facts(self, topic: str) -> list[Fact]:
         """The live facts of one topic, oldest first."""
-        async with self.runtime.services.db.reading() as conn:
-            return await topics.live(conn, self.name, topic)
+        return await self.runtime.services.db.read(lambda conn: topics.live(conn, self.name, topic))
 
     async def entries(self, target: str = "memory") -> list[Any]:
-        async with self.runtime.services.db.reading() as conn:
-            return await entries.live(conn, self.name, target)
+        return await self.runtime.services.db.read(
+            lambda conn: entries.live(conn, self.name, target)
+        )
 
     async def snapshot(self) -> Snapshot:
         s = self.runtime.services
-        async with s.db.reading() as conn:
-            return await take(conn, self.name, s.config, s.now())
+        return await s.db.read(lambda conn: take(conn, self.name, s.config, s.now()))
 
     async def restore(self, entry_id: str) -> dict[str, Any]:
         """Bring back a removed or replaced entry, or an earlier value of a fact."""
@@ -257,8 +257,9 @@ class Namespace:
         return result
 
     async def episodes(self, after_id: int = 0) -> list[Episode]:
-        async with self.runtime.services.db.reading() as conn:
-            return await episodes.since(conn, self.name, after_id)
+        return await self.runtime.services.db.read(
+            lambda conn: episodes.since(conn, self.name, after_id)
+        )
 
 
 class Session:
@@ -317,14 +318,15 @@ class Session:
                 span.set_attribute("reverie.entry_id", result["entry_id"])
             if result["decision"] == "ERROR":
                 span.set_status(Status(StatusCode.ERROR, result["error"]))
-            log.debug(
-                "tool_call",
-                namespace=self.namespace.name,
-                session=self.id,
-                tool=name,
-                decision=result["decision"],
-                entry_id=result.get("entry_id"),
-            )
+            if debug_wanted("reverie.runtime"):
+                log.debug(
+                    "tool_call",
+                    namespace=self.namespace.name,
+                    session=self.id,
+                    tool=name,
+                    decision=result["decision"],
+                    entry_id=result.get("entry_id"),
+                )
             return result
 
     async def _call(self, runtime: Reverie, name: str, arguments: Any) -> dict[str, Any]:
@@ -350,32 +352,10 @@ class Session:
             return error_result(f"internal error ({type(exc).__name__}); nothing was written")
 
     async def _topic_read(self, command: TopicCommand) -> dict[str, Any]:
-        s = self.namespace.runtime.services
-        async with s.db.reading() as conn:
-            if command.action == "list":
-                rows = await topics.index(conn, self.namespace.name)
-                listing = [{"topic": n, "facts": live, "superseded": old} for n, live, old in rows]
-                return {
-                    "ok": True,
-                    "decision": "NOOP",
-                    "entry_id": None,
-                    "topics": listing,
-                    "message": f"{len(listing)} topics",
-                }
-            assert command.topic is not None
-            if not await topics.exists(conn, self.namespace.name, command.topic):
-                return error_result(f"no topic {command.topic!r}; list the topics first")
-            facts = await topics.live(conn, self.namespace.name, command.topic)
-        return {
-            "ok": True,
-            "decision": "NOOP",
-            "entry_id": None,
-            "topic": command.topic,
-            "facts": [
-                {"entry_id": f.id, "content": f.content, "since": f.created_at} for f in facts
-            ],
-            "message": f"{len(facts)} live facts",
-        }
+        name = self.namespace.name
+        return await self.namespace.runtime.services.db.read(
+            lambda conn: _topic_answer(conn, name, command)
+        )
 
     async def turn(self, user: str | None = None, assistant: str | None = None) -> Episode:
         """Record one turn as an episode; the extractor (L2) hears of it on the bus."""
@@ -410,6 +390,36 @@ class Session:
         self._open()
         await self._tell(PreCompact(self.namespace.name, self.id))
         await self.namespace.runtime.wait_idle()
+
+
+def _topic_answer(
+    conn: sqlite3.Connection, namespace: str, command: TopicCommand
+) -> dict[str, Any]:
+    """The topic tool's read-only actions, answered from one consistent snapshot."""
+    if command.action == "list":
+        listing = [
+            {"topic": n, "facts": live, "superseded": old}
+            for n, live, old in topics.index(conn, namespace)
+        ]
+        return {
+            "ok": True,
+            "decision": "NOOP",
+            "entry_id": None,
+            "topics": listing,
+            "message": f"{len(listing)} topics",
+        }
+    assert command.topic is not None
+    if not topics.exists(conn, namespace, command.topic):
+        return error_result(f"no topic {command.topic!r}; list the topics first")
+    facts = topics.live(conn, namespace, command.topic)
+    return {
+        "ok": True,
+        "decision": "NOOP",
+        "entry_id": None,
+        "topic": command.topic,
+        "facts": [{"entry_id": f.id, "content": f.content, "since": f.created_at} for f in facts],
+        "message": f"{len(facts)} live facts",
+    }
 
 
 def open(

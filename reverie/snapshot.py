@@ -6,9 +6,8 @@ the oldest entries that fit are kept and the block says how many were left out.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
-
-import aiosqlite
 
 from reverie.clock import iso
 from reverie.config import Config
@@ -57,11 +56,11 @@ def _line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-async def take(conn: aiosqlite.Connection, namespace: str, config: Config, when: str) -> Snapshot:
+def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) -> Snapshot:
     blocks: dict[str, str] = {}
     parts = [f'{SNAPSHOT_MARK} namespace="{namespace}" taken_at="{when}">']
     for target, title in SECTIONS:
-        live = await entries.live(conn, namespace, target)
+        live = entries.live(conn, namespace, target)
         cap = int(getattr(config.caps, target))
         block, omitted = fit(live, cap)
         blocks[target] = block
@@ -71,11 +70,11 @@ async def take(conn: aiosqlite.Connection, namespace: str, config: Config, when:
         parts.append(f"## {title}{note}\n{block}")
         if omitted:
             parts.append(f"({omitted} older entries over the cap are not shown)")
-    topic_rows = await topics.index(conn, namespace)
+    topic_rows = topics.index(conn, namespace)
     if topic_rows:
         lines = []
         for name, live_count, superseded in topic_rows:
-            summary = await review_state.get(conn, namespace, f"summary:{name}", "")
+            summary = review_state.get(conn, namespace, f"summary:{name}", "")
             line = f"- {name}: {live_count} facts"
             if superseded:
                 line += f" ({superseded} superseded)"
@@ -83,7 +82,7 @@ async def take(conn: aiosqlite.Connection, namespace: str, config: Config, when:
                 line += f" — {summary}"
             lines.append(_line(line, TOPIC_LINE_CHARS))
         parts.append("## TOPICS (read one with the topic tool)\n" + "\n".join(lines))
-    registered = await skills.registered(conn, namespace)
+    registered = skills.registered(conn, namespace)
     if registered:
         lines = [_line(f"- {s.name}: {s.body}", SKILL_LINE_CHARS) for s in registered]
         parts.append("## SKILLS\n" + "\n".join(lines))

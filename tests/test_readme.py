@@ -17,8 +17,13 @@ def test_the_tour_runs(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"```python\n(.*?)```", readme, flags=re.S)
     assert block is not None
-    proc = subprocess.run([sys.executable, "-c", block.group(1)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", block.group(1)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("SUPERSEDE fct-")

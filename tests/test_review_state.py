@@ -12,33 +12,29 @@ from reverie.stores.db import Database
 
 async def test_state_round_trips_and_survives_reopen(tmp_path: Path) -> None:
     db = await Database.open(tmp_path / "reverie.db", StoreConfig())
-    async with db.transaction() as conn:
-        await review_state.put(conn, "ns", "watermark:deploy", {"episode": 41}, "t1")
-        await review_state.put(conn, "ns", "watermark:deploy", {"episode": 42}, "t2")
+    await db.write(lambda c: review_state.put(c, "ns", "watermark:deploy", {"episode": 41}, "t1"))
+    await db.write(lambda c: review_state.put(c, "ns", "watermark:deploy", {"episode": 42}, "t2"))
     await db.close()
     db = await Database.open(tmp_path / "reverie.db", StoreConfig())
-    async with db.reading() as conn:
-        assert await review_state.get(conn, "ns", "watermark:deploy") == {"episode": 42}
-        assert await review_state.get(conn, "other", "watermark:deploy", "none") == "none"
+    assert await db.read(lambda c: review_state.get(c, "ns", "watermark:deploy")) == {"episode": 42}
+    assert await db.read(lambda c: review_state.get(c, "other", "watermark:deploy", "-")) == "-"
     await db.close()
 
 
 async def test_lease_is_exclusive_until_released_or_expired(tmp_path: Path) -> None:
     a = await Database.open(tmp_path / "reverie.db", StoreConfig())
     b = await Database.open(tmp_path / "reverie.db", StoreConfig())
+
+    def take(holder: str, now: str, until: str):  # type: ignore[no-untyped-def]
+        return lambda c: review_state.acquire_lease(c, "review", holder, now, until)
+
     try:
-        async with a.transaction() as conn:
-            assert await review_state.acquire_lease(conn, "review", "A", "10:00", "10:10")
-        async with b.transaction() as conn:
-            assert not await review_state.acquire_lease(conn, "review", "B", "10:05", "10:15")
-        async with a.transaction() as conn:  # the holder may renew
-            assert await review_state.acquire_lease(conn, "review", "A", "10:06", "10:16")
-        async with b.transaction() as conn:  # an expired lease can be taken
-            assert await review_state.acquire_lease(conn, "review", "B", "10:20", "10:30")
-        async with b.transaction() as conn:
-            await review_state.release_lease(conn, "review", "B")
-        async with a.transaction() as conn:
-            assert await review_state.acquire_lease(conn, "review", "A", "10:21", "10:31")
+        assert await a.write(take("A", "10:00", "10:10"))
+        assert not await b.write(take("B", "10:05", "10:15"))
+        assert await a.write(take("A", "10:06", "10:16"))  # the holder may renew
+        assert await b.write(take("B", "10:20", "10:30"))  # an expired lease can be taken
+        await b.write(lambda c: review_state.release_lease(c, "review", "B"))
+        assert await a.write(take("A", "10:21", "10:31"))
     finally:
         await a.close()
         await b.close()

@@ -55,10 +55,13 @@ async def test_full_database_is_an_error_that_writes_nothing(tmp_path: Path) -> 
                 ),
                 "ADD",
             )
-            conn = rv.services.db.conn
-            async with conn.execute("PRAGMA page_count") as cur:
-                row = await cur.fetchone()
-            await conn.execute(f"PRAGMA max_page_count = {row[0]}")
+            db = rv.services.db
+
+            def freeze(conn: sqlite3.Connection) -> None:
+                pages = conn.execute("PRAGMA page_count").fetchone()[0]
+                conn.execute(f"PRAGMA max_page_count = {pages}")
+
+            await db.write(freeze)
             before = db_counts(tmp_path)
             refused = 0
             for i in range(200):
@@ -71,7 +74,7 @@ async def test_full_database_is_an_error_that_writes_nothing(tmp_path: Path) -> 
                     refused += 1
                     break
             assert refused == 1
-            await conn.execute("PRAGMA max_page_count = 1073741823")
+            await db.write(lambda c: c.execute("PRAGMA max_page_count = 1073741823"))
         facts = await rv.namespace().facts("t")
     with sqlite3.connect(tmp_path / "reverie.db") as check:
         assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

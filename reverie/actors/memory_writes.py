@@ -3,9 +3,9 @@ agent_profile, with caps that refuse and explain, near-duplicates, and restore."
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
-import aiosqlite
 from rapidfuzz import fuzz, process
 
 from reverie.actors.context import new_id
@@ -104,103 +104,104 @@ class MemoryWrites(WriteBase):
         )
 
     def _entry_projection(self, target: str) -> Projection:
-        async def project() -> None:
-            async with self.s.projector.locked(), self.s.db.reading() as conn:
-                await self.s.projector.entries(conn, self.namespace, target)
+        def project(conn: sqlite3.Connection) -> None:
+            self.s.projector.write_entries(conn, self.namespace, target)
 
         return project
 
     async def _memory(self, cmd: MemoryCommand, call: ToolCall) -> Outcome:
+        return await self._write(lambda conn: self._memory_txn(conn, cmd, call))
+
+    def _memory_txn(self, conn: sqlite3.Connection, cmd: MemoryCommand, call: ToolCall) -> Outcome:
         target, session = cmd.target, call.session_id
-        async with self.s.db.transaction() as conn:
-            live = await entries.live(conn, self.namespace, target)
-            if cmd.action == "add":
-                assert cmd.content is not None
-                fresh = self._new_entry(target, cmd.content, session, call.actor)
-                same_key = [e for e in live if fresh.key is not None and e.key == fresh.key]
-                if same_key:  # a keyed setting changes value in place of its old one
-                    return await self._replace(conn, call, live, same_key[0], fresh)
-                twin = self._twin(live, fresh.content)
-                if twin is not None:
-                    return await self._noop(conn, call, target, "add", fresh.content, *twin)
-                self._check_cap(target, live, {"": fresh.rendered})
-                await entries.insert(conn, fresh)
-                await self._audit(
-                    conn,
-                    actor=call.actor,
-                    action="add",
-                    decision=Decision.ADD,
-                    entry_id=fresh.id,
-                    target=target,
-                    session_id=session,
-                    after={"content": fresh.content},
-                )
-                usage = self._usage(target, [*live, fresh])
-                return Outcome(
-                    result(Decision.ADD, fresh.id, f"added to {FILE_NAMES[target]}", usage=usage),
-                    [self._entry_projection(target)],
-                )
-            assert cmd.old_text is not None
-            entry = self._match(live, cmd.old_text, target)
-            if cmd.action == "replace":
-                assert cmd.content is not None
-                fresh = self._new_entry(target, cmd.content, session, call.actor)
-                return await self._replace(conn, call, live, entry, fresh)
-            if cmd.action == "remove":
-                now = self.s.now()
-                await entries.end(conn, entry.id, "removed", now)
-                await self._audit(
-                    conn,
-                    actor=call.actor,
-                    action="remove",
-                    decision=Decision.REMOVED,
-                    entry_id=entry.id,
-                    target=target,
-                    session_id=session,
-                    before={"content": entry.content},
-                )
-                rest = [e for e in live if e.id != entry.id]
-                return Outcome(
-                    result(
-                        Decision.REMOVED,
-                        entry.id,
-                        f"removed from {FILE_NAMES[target]}; it stays in the "
-                        f"ledger (restore with `reverie restore {entry.id}`)",
-                        usage=self._usage(target, rest),
-                    ),
-                    [self._entry_projection(target)],
-                )
-            # reinforce
-            count = entry.reinforce + 1
-            bumped = Entry(**{**entry.to_dict(), "reinforce": count})
-            self._check_cap(target, live, {entry.id: bumped.rendered})
-            await entries.set_reinforce(conn, entry.id, count, self.s.now())
-            await self._audit(
+        live = entries.live(conn, self.namespace, target)
+        if cmd.action == "add":
+            assert cmd.content is not None
+            fresh = self._new_entry(target, cmd.content, session, call.actor)
+            same_key = [e for e in live if fresh.key is not None and e.key == fresh.key]
+            if same_key:  # a keyed setting changes value in place of its old one
+                return self._replace(conn, call, live, same_key[0], fresh)
+            twin = self._twin(live, fresh.content)
+            if twin is not None:
+                return self._noop(conn, call, target, "add", fresh.content, *twin)
+            self._check_cap(target, live, {"": fresh.rendered})
+            entries.insert(conn, fresh)
+            self._audit(
                 conn,
                 actor=call.actor,
-                action="reinforce",
-                decision=Decision.REINFORCED,
+                action="add",
+                decision=Decision.ADD,
+                entry_id=fresh.id,
+                target=target,
+                session_id=session,
+                after={"content": fresh.content},
+            )
+            usage = self._usage(target, [*live, fresh])
+            return Outcome(
+                result(Decision.ADD, fresh.id, f"added to {FILE_NAMES[target]}", usage=usage),
+                [self._entry_projection(target)],
+            )
+        assert cmd.old_text is not None
+        entry = self._match(live, cmd.old_text, target)
+        if cmd.action == "replace":
+            assert cmd.content is not None
+            fresh = self._new_entry(target, cmd.content, session, call.actor)
+            return self._replace(conn, call, live, entry, fresh)
+        if cmd.action == "remove":
+            now = self.s.now()
+            entries.end(conn, entry.id, "removed", now)
+            self._audit(
+                conn,
+                actor=call.actor,
+                action="remove",
+                decision=Decision.REMOVED,
                 entry_id=entry.id,
                 target=target,
                 session_id=session,
-                before={"reinforce": entry.reinforce},
-                after={"reinforce": count},
+                before={"content": entry.content},
             )
-            usage = self._usage(target, [bumped if e.id == entry.id else e for e in live])
+            rest = [e for e in live if e.id != entry.id]
             return Outcome(
                 result(
-                    Decision.REINFORCED,
+                    Decision.REMOVED,
                     entry.id,
-                    f"reinforced (×{count})",
-                    reinforce=count,
-                    usage=usage,
+                    f"removed from {FILE_NAMES[target]}; it stays in the "
+                    f"ledger (restore with `reverie restore {entry.id}`)",
+                    usage=self._usage(target, rest),
                 ),
                 [self._entry_projection(target)],
             )
+        # reinforce
+        count = entry.reinforce + 1
+        bumped = Entry(**{**entry.to_dict(), "reinforce": count})
+        self._check_cap(target, live, {entry.id: bumped.rendered})
+        entries.set_reinforce(conn, entry.id, count, self.s.now())
+        self._audit(
+            conn,
+            actor=call.actor,
+            action="reinforce",
+            decision=Decision.REINFORCED,
+            entry_id=entry.id,
+            target=target,
+            session_id=session,
+            before={"reinforce": entry.reinforce},
+            after={"reinforce": count},
+        )
+        usage = self._usage(target, [bumped if e.id == entry.id else e for e in live])
+        return Outcome(
+            result(
+                Decision.REINFORCED,
+                entry.id,
+                f"reinforced (×{count})",
+                reinforce=count,
+                usage=usage,
+            ),
+            [self._entry_projection(target)],
+        )
 
-    async def _replace(
+    def _replace(
         self,
-        conn: aiosqlite.Connection,
+        conn: sqlite3.Connection,
         call: ToolCall,
         live: list[Entry],
         old: Entry,
@@ -209,9 +210,9 @@ class MemoryWrites(WriteBase):
         target = old.target
         twin = self._twin(live, fresh.content, skip=old.id)
         if twin is not None:
-            return await self._noop(conn, call, target, "replace", fresh.content, *twin)
+            return self._noop(conn, call, target, "replace", fresh.content, *twin)
         if near_duplicate(fresh.content, old.content, 1.0) is not None:
-            return await self._noop(
+            return self._noop(
                 conn,
                 call,
                 target,
@@ -221,9 +222,9 @@ class MemoryWrites(WriteBase):
                 {"tier": "exact", "similarity": 1.0},
             )
         self._check_cap(target, live, {old.id: fresh.rendered})
-        await entries.end(conn, old.id, "replaced", fresh.created_at, replaced_by=fresh.id)
-        await entries.insert(conn, fresh)
-        await self._audit(
+        entries.end(conn, old.id, "replaced", fresh.created_at, replaced_by=fresh.id)
+        entries.insert(conn, fresh)
+        self._audit(
             conn,
             actor=call.actor,
             action="replace",
@@ -247,26 +248,24 @@ class MemoryWrites(WriteBase):
             [self._entry_projection(target)],
         )
 
-    async def _restore_entry(
-        self, conn: aiosqlite.Connection, call: ToolCall, entry: Entry
-    ) -> Outcome:
+    def _restore_entry(self, conn: sqlite3.Connection, call: ToolCall, entry: Entry) -> Outcome:
         if entry.status == "live":
             raise ToolInputError(f"{entry.id} is live; there is nothing to restore")
         target = entry.target
-        live = await entries.live(conn, self.namespace, target)
+        live = entries.live(conn, self.namespace, target)
         successor = next((e for e in live if e.id == entry.replaced_by), None)
         twin = self._twin(live, entry.content, skip=successor.id if successor else None)
         if twin is not None:
-            return await self._noop(conn, call, target, "restore", entry.content, *twin)
+            return self._noop(conn, call, target, "restore", entry.content, *twin)
         change: dict[str, str | None] = (
             {successor.id: entry.rendered} if successor else {"": entry.rendered}
         )
         self._check_cap(target, live, change)
         now = self.s.now()
         if successor is not None:
-            await entries.end(conn, successor.id, "replaced", now, replaced_by=entry.id)
-        await entries.revive(conn, entry.id, now)
-        await self._audit(
+            entries.end(conn, successor.id, "replaced", now, replaced_by=entry.id)
+        entries.revive(conn, entry.id, now)
+        self._audit(
             conn,
             actor="restore",
             action="restore",

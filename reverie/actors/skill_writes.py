@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from reverie.actors.write_base import Decision, Outcome, WriteBase, result
 from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError
@@ -14,64 +16,65 @@ class SkillWrites(WriteBase):
     """Skill create and patch."""
 
     async def _skill(self, cmd: SkillCommand, call: ToolCall) -> Outcome:
-        now = self.s.now()
-        async with self.s.db.transaction() as conn:
-            current = await skills.get(conn, self.namespace, cmd.name)
-            if cmd.action == "create":
-                if current is not None:
-                    state = "archived" if current.archived_at else "registered"
-                    raise ToolInputError(
-                        f"skill {cmd.name!r} already exists ({state}); use "
-                        "action 'patch' to change it"
-                    )
-                skill = Skill(
-                    namespace=self.namespace,
-                    name=cmd.name,
-                    body=cmd.content,
-                    created_by="skill_manage",
-                    pinned=False,
-                    created_at=now,
-                    updated_at=now,
-                    last_used_at=now,
-                    archived_at=None,
-                )
-                await skills.insert(conn, skill)
-                decision, before = Decision.CREATED, None
-            else:
-                if current is None or current.archived_at is not None:
-                    raise ToolInputError(f"no registered skill {cmd.name!r}; create it first")
-                assert cmd.old_text is not None
-                hits = current.body.count(cmd.old_text)
-                if hits != 1:
-                    raise ToolInputError(
-                        f"old_text occurs {hits} times in skill {cmd.name!r}; it must occur "
-                        "exactly once"
-                    )
-                body = current.body.replace(cmd.old_text, cmd.content, 1)
-                if len(body) > self.cfg.writer.max_skill_chars:
-                    raise ToolInputError(
-                        f"the patched skill would be {len(body)} chars; the limit is "
-                        f"{self.cfg.writer.max_skill_chars}"
-                    )
-                await skills.update_body(conn, self.namespace, cmd.name, body, now)
-                skill = Skill(
-                    **{**current.to_dict(), "body": body, "updated_at": now, "last_used_at": now}
-                )
-                decision, before = Decision.PATCHED, {"body": current.body}
-            await self._audit(
-                conn,
-                actor=call.actor,
-                action=cmd.action,
-                decision=decision,
-                entry_id=f"skill:{cmd.name}",
-                target="skill",
-                session_id=call.session_id,
-                before=before,
-                after={"body": skill.body, "created_by": skill.created_by},
-            )
+        return await self._write(lambda conn: self._skill_txn(conn, cmd, call))
 
-        async def project() -> None:
-            await self.s.projector.skill(skill)
+    def _skill_txn(self, conn: sqlite3.Connection, cmd: SkillCommand, call: ToolCall) -> Outcome:
+        now = self.s.now()
+        current = skills.get(conn, self.namespace, cmd.name)
+        if cmd.action == "create":
+            if current is not None:
+                state = "archived" if current.archived_at else "registered"
+                raise ToolInputError(
+                    f"skill {cmd.name!r} already exists ({state}); use action 'patch' to change it"
+                )
+            skill = Skill(
+                namespace=self.namespace,
+                name=cmd.name,
+                body=cmd.content,
+                created_by="skill_manage",
+                pinned=False,
+                created_at=now,
+                updated_at=now,
+                last_used_at=now,
+                archived_at=None,
+            )
+            skills.insert(conn, skill)
+            decision, before = Decision.CREATED, None
+        else:
+            if current is None or current.archived_at is not None:
+                raise ToolInputError(f"no registered skill {cmd.name!r}; create it first")
+            assert cmd.old_text is not None
+            hits = current.body.count(cmd.old_text)
+            if hits != 1:
+                raise ToolInputError(
+                    f"old_text occurs {hits} times in skill {cmd.name!r}; it must occur "
+                    "exactly once"
+                )
+            body = current.body.replace(cmd.old_text, cmd.content, 1)
+            if len(body) > self.cfg.writer.max_skill_chars:
+                raise ToolInputError(
+                    f"the patched skill would be {len(body)} chars; the limit is "
+                    f"{self.cfg.writer.max_skill_chars}"
+                )
+            skills.update_body(conn, self.namespace, cmd.name, body, now)
+            skill = Skill(
+                **{**current.to_dict(), "body": body, "updated_at": now, "last_used_at": now}
+            )
+            decision, before = Decision.PATCHED, {"body": current.body}
+        self._audit(
+            conn,
+            actor=call.actor,
+            action=cmd.action,
+            decision=decision,
+            entry_id=f"skill:{cmd.name}",
+            target="skill",
+            session_id=call.session_id,
+            before=before,
+            after={"body": skill.body, "created_by": skill.created_by},
+        )
+
+        def project(_: sqlite3.Connection) -> None:
+            self.s.projector.write_skill(skill)
 
         verb = "created" if decision is Decision.CREATED else "patched"
         return Outcome(

@@ -3,9 +3,8 @@ an earlier fact value back as the newest link of its chain."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
-
-import aiosqlite
 
 from reverie.actors.context import new_id
 from reverie.actors.write_base import Decision, Outcome, WriteBase, result
@@ -23,7 +22,7 @@ from reverie.tools import TopicCommand
 class TopicWrites(WriteBase):
     """Topic saves and fact restores."""
 
-    async def _candidates(self, conn: aiosqlite.Connection, topic: str, text: str) -> list[Fact]:
+    def _candidates(self, conn: sqlite3.Connection, topic: str, text: str) -> list[Fact]:
         """Every live fact of the topic the rules could match, oldest first, found through
         indexes in one query rather than a scan: the normalised twin, supersede keys, the
         explicitly negated old value, and the terms that any Jaccard twin must contain."""
@@ -37,146 +36,147 @@ class TopicWrites(WriteBase):
         negated = parse(text).negated
         if negated:
             term_sets.append(pigeonhole_terms(negated, 1.0))
-        return await topics.candidates(
+        return topics.candidates(
             conn, self.namespace, topic, text, term_sets, self.cfg.writer.dedupe_candidates
         )
 
     async def _topic_save(self, cmd: TopicCommand, call: ToolCall) -> Outcome:
+        return await self._write(lambda conn: self._topic_save_txn(conn, cmd, call))
+
+    def _topic_save_txn(
+        self, conn: sqlite3.Connection, cmd: TopicCommand, call: ToolCall
+    ) -> Outcome:
         assert cmd.topic is not None and cmd.content is not None
         topic, content, now = cmd.topic, cmd.content, self.s.now()
-        async with self.s.db.transaction() as conn:
-            created_topic = False
-            if not await topics.exists(conn, self.namespace, topic):
-                existing = await topics.names(conn, self.namespace)
-                if len(existing) >= self.cfg.writer.max_topics:
-                    raise ToolInputError(
-                        f"there are already {len(existing)} topics (the limit is "
-                        f"{self.cfg.writer.max_topics}): {', '.join(existing)}. Save this fact "
-                        "under one of them; nothing was written."
+        created_topic = False
+        if not topics.exists(conn, self.namespace, topic):
+            existing = topics.names(conn, self.namespace)
+            if len(existing) >= self.cfg.writer.max_topics:
+                raise ToolInputError(
+                    f"there are already {len(existing)} topics (the limit is "
+                    f"{self.cfg.writer.max_topics}): {', '.join(existing)}. Save this fact "
+                    "under one of them; nothing was written."
+                )
+            topics.create(conn, self.namespace, topic, now)
+            created_topic = True
+        candidates = self._candidates(conn, topic, content)
+        key = normalise(content)
+        exact = next((f for f in candidates if normalise(f.content) == key), None)
+        if exact is not None:
+            return self._noop(
+                conn, call, topic, "save", content, exact, {"tier": "exact", "similarity": 1.0}
+            )
+        old_id = pick_superseded(content, [(f.id, f.content) for f in candidates])
+        if old_id is None:
+            for fact in candidates:
+                match = near_duplicate(content, fact.content, self.cfg.writer.jaccard_threshold)
+                if match is not None:
+                    return self._noop(
+                        conn,
+                        call,
+                        topic,
+                        "save",
+                        content,
+                        fact,
+                        {"tier": match.tier.value, "similarity": round(match.similarity, 3)},
                     )
-                await topics.create(conn, self.namespace, topic, now)
-                created_topic = True
-            candidates = await self._candidates(conn, topic, content)
-            key = normalise(content)
-            exact = next((f for f in candidates if normalise(f.content) == key), None)
-            if exact is not None:
-                return await self._noop(
-                    conn, call, topic, "save", content, exact, {"tier": "exact", "similarity": 1.0}
-                )
-            old_id = pick_superseded(content, [(f.id, f.content) for f in candidates])
-            if old_id is None:
-                for fact in candidates:
-                    match = near_duplicate(content, fact.content, self.cfg.writer.jaccard_threshold)
-                    if match is not None:
-                        return await self._noop(
-                            conn,
-                            call,
-                            topic,
-                            "save",
-                            content,
-                            fact,
-                            {"tier": match.tier.value, "similarity": round(match.similarity, 3)},
-                        )
-            old = next((f for f in candidates if f.id == old_id), None)
-            fact_id = new_id("fct")
-            fact = Fact(
-                id=fact_id,
-                namespace=self.namespace,
-                topic=topic,
-                content=content,
-                chain_id=old.chain_id if old else fact_id,
-                depth=old.depth + 1 if old else 1,
-                supersedes=old.id if old else None,
-                superseded_by=None,
-                created_by=call.actor,
-                session_id=call.session_id,
-                created_at=now,
-                invalid_at=None,
+        old = next((f for f in candidates if f.id == old_id), None)
+        fact_id = new_id("fct")
+        fact = Fact(
+            id=fact_id,
+            namespace=self.namespace,
+            topic=topic,
+            content=content,
+            chain_id=old.chain_id if old else fact_id,
+            depth=old.depth + 1 if old else 1,
+            supersedes=old.id if old else None,
+            superseded_by=None,
+            created_by=call.actor,
+            session_id=call.session_id,
+            created_at=now,
+            invalid_at=None,
+        )
+        topics.insert(conn, fact)
+        events = [add_event(fact)]
+        if old is not None:
+            topics.invalidate(conn, old.id, fact.id, now)
+            events.append(supersede_event(old.id, fact.id, now))
+            decision = Decision.SUPERSEDE
+            message = (
+                f"superseded {old.id} ({old.content[:80]!r}); the old fact is kept "
+                f"with invalid_at and stays in its chain"
             )
-            await topics.insert(conn, fact)
-            events = [add_event(fact)]
-            if old is not None:
-                await topics.invalidate(conn, old.id, fact.id, now)
-                events.append(supersede_event(old.id, fact.id, now))
-                decision = Decision.SUPERSEDE
-                message = (
-                    f"superseded {old.id} ({old.content[:80]!r}); the old fact is kept "
-                    f"with invalid_at and stays in its chain"
-                )
-                before: Any = {"entry_id": old.id, "content": old.content}
-            else:
-                decision, message, before = Decision.ADD, f"saved to topic {topic!r}", None
-            await self._audit(
-                conn,
-                actor=call.actor,
-                action="save",
-                decision=decision,
-                entry_id=fact.id,
-                target=topic,
-                session_id=call.session_id,
-                before=before,
-                after={"content": content, "chain_id": fact.chain_id, "depth": fact.depth},
-                detail={"topic_created": created_topic},
-            )
+            before: Any = {"entry_id": old.id, "content": old.content}
+        else:
+            decision, message, before = Decision.ADD, f"saved to topic {topic!r}", None
+        self._audit(
+            conn,
+            actor=call.actor,
+            action="save",
+            decision=decision,
+            entry_id=fact.id,
+            target=topic,
+            session_id=call.session_id,
+            before=before,
+            after={"content": content, "chain_id": fact.chain_id, "depth": fact.depth},
+            detail={"topic_created": created_topic},
+        )
 
-        async def project() -> None:
-            await self.s.projector.append_history(self.namespace, topic, events)
+        def project(_: sqlite3.Connection) -> None:
+            self.s.projector.append_history(self.namespace, topic, events)
 
         extra: dict[str, Any] = {"topic": topic, "chain_id": fact.chain_id, "depth": fact.depth}
         if old is not None:
             extra["superseded"] = old.id
         return Outcome(result(decision, fact.id, message, **extra), [project])
 
-    async def _restore_fact(self, fact: Fact) -> Outcome:
+    def _restore_fact(self, conn: sqlite3.Connection, fact: Fact) -> Outcome:
         """An earlier value comes back as the newest link of its chain (nothing is rewound)."""
         if fact.live:
             raise ToolInputError(f"{fact.id} is the live value of its chain already")
         call = ToolCall(
             self.namespace, None, TopicCommand("save", fact.topic, fact.content), actor="restore"
         )
-        async with self.s.db.transaction() as conn:
-            chain = await topics.chain(conn, self.namespace, fact.id)
+        chain = topics.chain(conn, self.namespace, fact.id)
         head = next(f for f in chain if f.live)
-        return await self._supersede_with(call, head, fact.content)
+        return self._supersede_with(conn, call, head, fact.content)
 
-    async def _supersede_with(self, call: ToolCall, head: Fact, content: str) -> Outcome:
+    def _supersede_with(
+        self, conn: sqlite3.Connection, call: ToolCall, head: Fact, content: str
+    ) -> Outcome:
         now = self.s.now()
         fact_id = new_id("fct")
-        async with self.s.db.transaction() as conn:
-            current = await topics.get(conn, self.namespace, head.id)
-            if current is None or not current.live:
-                raise ToolInputError(f"{head.id} changed meanwhile; try again")
-            fact = Fact(
-                id=fact_id,
-                namespace=self.namespace,
-                topic=head.topic,
-                content=content,
-                chain_id=head.chain_id,
-                depth=head.depth + 1,
-                supersedes=head.id,
-                superseded_by=None,
-                created_by=call.actor,
-                session_id=None,
-                created_at=now,
-                invalid_at=None,
-            )
-            await topics.insert(conn, fact)
-            await topics.invalidate(conn, head.id, fact.id, now)
-            await self._audit(
-                conn,
-                actor=call.actor,
-                action="restore",
-                decision=Decision.SUPERSEDE,
-                entry_id=fact.id,
-                target=head.topic,
-                session_id=None,
-                before={"entry_id": head.id, "content": head.content},
-                after={"content": content, "chain_id": fact.chain_id, "depth": fact.depth},
-            )
+        fact = Fact(
+            id=fact_id,
+            namespace=self.namespace,
+            topic=head.topic,
+            content=content,
+            chain_id=head.chain_id,
+            depth=head.depth + 1,
+            supersedes=head.id,
+            superseded_by=None,
+            created_by=call.actor,
+            session_id=None,
+            created_at=now,
+            invalid_at=None,
+        )
+        topics.insert(conn, fact)
+        topics.invalidate(conn, head.id, fact.id, now)
+        self._audit(
+            conn,
+            actor=call.actor,
+            action="restore",
+            decision=Decision.SUPERSEDE,
+            entry_id=fact.id,
+            target=head.topic,
+            session_id=None,
+            before={"entry_id": head.id, "content": head.content},
+            after={"content": content, "chain_id": fact.chain_id, "depth": fact.depth},
+        )
         events = [add_event(fact), supersede_event(head.id, fact.id, now)]
 
-        async def project() -> None:
-            await self.s.projector.append_history(self.namespace, head.topic, events)
+        def project(_: sqlite3.Connection) -> None:
+            self.s.projector.append_history(self.namespace, head.topic, events)
 
         return Outcome(
             result(

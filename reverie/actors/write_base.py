@@ -3,12 +3,12 @@ and projection after the commit."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-import aiosqlite
 from opentelemetry import trace
 
 from reverie.actors.context import Services
@@ -37,7 +37,8 @@ class Decision(StrEnum):
     ERROR = "ERROR"
 
 
-Projection = Callable[[], Awaitable[None]]
+# Runs in the write's worker thread right after its commit, with the write connection.
+Projection = Callable[[sqlite3.Connection], None]
 
 
 @dataclass
@@ -68,19 +69,23 @@ class WriteBase(Actor):
         self.s = services
         self.cfg = services.config
 
-    async def _project(self, projections: list[Projection]) -> None:
-        if not projections:
-            return
+    async def _write(self, body: Callable[[sqlite3.Connection], Outcome]) -> Outcome:
+        """One write transaction, then its projections in the same hop to the thread."""
+        return await self.s.db.write(body, then=self._project)
+
+    def _project(self, conn: sqlite3.Connection, outcome: Outcome) -> None:
+        """Rewrite the outcome's projections; the write is committed already, so a failure
+        here is recorded and the file is rebuilt from the database on the next open."""
         try:
-            for projection in projections:
-                await projection()
-        except Exception as exc:  # the write is committed; the file is rebuilt on next open
+            for projection in outcome.projections:
+                projection(conn)
+        except Exception as exc:
             trace.get_current_span().add_event("projection_failed", {"error": repr(exc)})
             log.warning("projection_failed", namespace=self.namespace, error=repr(exc))
 
-    async def _audit(
+    def _audit(
         self,
-        conn: aiosqlite.Connection,
+        conn: sqlite3.Connection,
         *,
         actor: str,
         action: str,
@@ -92,7 +97,7 @@ class WriteBase(Actor):
         after: Any = None,
         detail: dict[str, Any] | None = None,
     ) -> None:
-        await ledger.append(
+        ledger.append(
             conn,
             ts=self.s.now(),
             namespace=self.namespace,
@@ -108,9 +113,9 @@ class WriteBase(Actor):
             detail=detail,
         )
 
-    async def _noop(
+    def _noop(
         self,
-        conn: aiosqlite.Connection,
+        conn: sqlite3.Connection,
         call: ToolCall,
         target: str,
         action: str,
@@ -118,7 +123,7 @@ class WriteBase(Actor):
         twin: Entry | Fact,
         detail: dict[str, Any],
     ) -> Outcome:
-        await self._audit(
+        self._audit(
             conn,
             actor=call.actor,
             action=action,

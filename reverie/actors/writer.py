@@ -8,6 +8,7 @@ Projections are rewritten after the commit; a failure there never un-acknowledge
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from opentelemetry import trace
@@ -55,7 +56,6 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
             return error_result(f"{exc}; nothing was written, retry the call")
         except StoreError as exc:
             return error_result(f"{exc}; nothing was written")
-        await self._project(outcome.projections)
         span = trace.get_current_span()
         span.set_attribute("reverie.decision", outcome.result["decision"])
         if outcome.result.get("entry_id"):
@@ -65,27 +65,30 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
     # -- episodes -----------------------------------------------------------------------
 
     async def _turn(self, message: TurnRecord, envelope: Envelope) -> Episode:
-        async with self.s.db.transaction() as conn:
-            episode = await episodes.record(
-                conn,
-                self.namespace,
-                message.session_id,
-                message.user,
-                message.assistant,
-                self.s.now(),
-            )
-            await self._audit(
-                conn,
-                actor="session",
-                action="turn",
-                decision=Decision.ADD,
-                entry_id=f"ep-{episode.id}",
-                target="episode",
-                session_id=message.session_id,
-                after={"turn": episode.turn, "chars": len(episode.text)},
-            )
+        episode = await self.s.db.write(lambda conn: self._turn_txn(conn, message))
         await self.s.bus.tell(
             TurnEnded(self.namespace, message.session_id, episode.id, episode.turn), cause=envelope
+        )
+        return episode
+
+    def _turn_txn(self, conn: sqlite3.Connection, message: TurnRecord) -> Episode:
+        episode = episodes.record(
+            conn,
+            self.namespace,
+            message.session_id,
+            message.user,
+            message.assistant,
+            self.s.now(),
+        )
+        self._audit(
+            conn,
+            actor="session",
+            action="turn",
+            decision=Decision.ADD,
+            entry_id=f"ep-{episode.id}",
+            target="episode",
+            session_id=message.session_id,
+            after={"turn": episode.turn, "chars": len(episode.text)},
         )
         return episode
 
@@ -102,19 +105,21 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
     # -- restore ------------------------------------------------------------------------
 
     async def _restore(self, message: Restore) -> Outcome:
+        return await self._write(lambda conn: self._restore_txn(conn, message))
+
+    def _restore_txn(self, conn: sqlite3.Connection, message: Restore) -> Outcome:
         call = ToolCall(
             self.namespace, None, MemoryCommand("add", "memory", None, None), actor="restore"
         )
-        async with self.s.db.transaction() as conn:
-            entry = await entries.get(conn, self.namespace, message.entry_id)
-            if entry is not None:
-                return await self._restore_entry(conn, call, entry)
-            fact = await topics.get(conn, self.namespace, message.entry_id)
-            if fact is None:
-                raise ToolInputError(
-                    f"no entry or fact {message.entry_id!r} in namespace {self.namespace!r}"
-                )
-        return await self._restore_fact(fact)
+        entry = entries.get(conn, self.namespace, message.entry_id)
+        if entry is not None:
+            return self._restore_entry(conn, call, entry)
+        fact = topics.get(conn, self.namespace, message.entry_id)
+        if fact is None:
+            raise ToolInputError(
+                f"no entry or fact {message.entry_id!r} in namespace {self.namespace!r}"
+            )
+        return self._restore_fact(conn, fact)
 
 
 __all__ = ["Decision", "Writer", "error_result"]

@@ -1,124 +1,167 @@
-"""The database: one aiosqlite connection in WAL mode, migrations, and serialised transactions.
+"""The database: reverie.db in WAL mode, its migrations, and transactions run whole in a
+worker thread.
 
-One connection carries every statement of this process, so an ``anyio.Lock`` makes each
-transaction (and each read) whole: statements of two tasks never interleave. Across
-processes, ``BEGIN IMMEDIATE`` takes SQLite's write lock up front and the busy timeout
-waits for it, so a check-then-insert inside one transaction cannot race.
+A write is one function run inside ``BEGIN IMMEDIATE … COMMIT`` on the write connection,
+in one hop to a worker thread: its checks and inserts are a handful of statements, and
+paying a thread hop per statement (aiosqlite's model) cost 2–3x the write throughput
+(see BENCHMARKS.md). Writes of this process are serialised by a lock; across processes,
+``BEGIN IMMEDIATE`` takes SQLite's write lock up front and the busy timeout waits for it,
+so a check-then-insert inside one transaction cannot race. Reads use a second connection
+and a read transaction, so they see one consistent committed state and never wait for a
+write of this process.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import aiosqlite
 import anyio
+import anyio.to_thread
 
 from reverie.config import StoreConfig
 from reverie.errors import ClosedError, StoreError, map_store_errors
 from reverie.stores.schema import MIGRATIONS
 
+T = TypeVar("T")
 Row = sqlite3.Row
 
 
 class Database:
     """reverie.db: the source of truth for one home."""
 
-    def __init__(self, path: Path, connection: aiosqlite.Connection) -> None:
+    def __init__(self, path: Path, writer: sqlite3.Connection, reader: sqlite3.Connection) -> None:
         self.path = path
-        self._conn: aiosqlite.Connection | None = connection
-        self._lock = anyio.Lock()
+        self._writer: sqlite3.Connection | None = writer
+        self._reader: sqlite3.Connection | None = reader
+        self._write_lock = anyio.Lock()
+        self._read_lock = anyio.Lock()
 
     @classmethod
     async def open(cls, path: Path, settings: StoreConfig) -> Database:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with map_store_errors():
-            conn = await aiosqlite.connect(
-                path, isolation_level=None, timeout=settings.busy_timeout_ms / 1000
-            )
-            try:
-                conn.row_factory = sqlite3.Row
-                await conn.execute(f"PRAGMA busy_timeout = {int(settings.busy_timeout_ms)}")
-                await conn.execute("PRAGMA journal_mode = WAL")
-                await conn.execute(f"PRAGMA synchronous = {settings.synchronous.upper()}")
-                await conn.execute("PRAGMA foreign_keys = ON")
-                db = cls(path, conn)
-                await db._migrate()
-            except BaseException:
-                await conn.close()
-                raise
-        return db
+
+        def connect() -> tuple[sqlite3.Connection, sqlite3.Connection]:
+            with map_store_errors():
+                writer = _connect(path, settings)
+                try:
+                    _transaction(writer, _migrate)
+                    reader = _connect(path, settings)
+                except BaseException:
+                    writer.close()
+                    raise
+                return writer, reader
+
+        writer, reader = await anyio.to_thread.run_sync(connect)
+        return cls(path, writer, reader)
 
     async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with anyio.CancelScope(shield=True), map_store_errors():
-                async with self._lock:
-                    await conn.close()
+        with anyio.CancelScope(shield=True):
+            async with self._write_lock, self._read_lock:
+                for conn in (self._writer, self._reader):
+                    if conn is not None:
+                        await anyio.to_thread.run_sync(conn.close)
+                self._writer = self._reader = None
 
-    @property
-    def conn(self) -> aiosqlite.Connection:
-        if self._conn is None:
+    async def write(
+        self,
+        body: Callable[[sqlite3.Connection], T],
+        then: Callable[[sqlite3.Connection, T], None] | None = None,
+    ) -> T:
+        """Run ``body`` in one write transaction; any error rolls it all back. ``then`` runs
+        after the commit in the same thread (projections), still in this process's write
+        order; it must not raise.
+
+        The thread is not abandoned on cancellation: a transaction that started finishes
+        (commit or rollback) before the cancellation is delivered."""
+        async with self._write_lock:
+            conn = self._open(self._writer)
+            return await anyio.to_thread.run_sync(_transaction, conn, body, then)
+
+    async def read(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``body`` in one read transaction: a consistent committed snapshot."""
+        async with self._read_lock:
+            conn = self._open(self._reader)
+            return await anyio.to_thread.run_sync(_snapshot, conn, body)
+
+    @staticmethod
+    def _open(conn: sqlite3.Connection | None) -> sqlite3.Connection:
+        if conn is None:
             raise ClosedError("the database is closed")
-        return self._conn
-
-    async def _migrate(self) -> None:
-        async with self.transaction() as conn:
-            await conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
-            )
-            row = await fetchone(conn, "SELECT max(version) FROM schema_version")
-            current = (row[0] if row else None) or 0
-            if current > len(MIGRATIONS):
-                raise StoreError(
-                    f"{self.path} has schema version {current}, newer than this reverie "
-                    f"({len(MIGRATIONS)}); upgrade reverie"
-                )
-            for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
-                for statement in _statements(script):
-                    await conn.execute(statement)
-                await conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A write transaction: BEGIN IMMEDIATE … COMMIT, rolled back on any error."""
-        async with self._lock:
-            conn = self.conn
-            with map_store_errors():
-                await conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield conn
-                    with anyio.CancelScope(shield=True):
-                        await conn.execute("COMMIT")
-                except BaseException:
-                    with anyio.CancelScope(shield=True):
-                        if conn.in_transaction:
-                            await conn.execute("ROLLBACK")
-                    raise
-
-    @asynccontextmanager
-    async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
-        """Reads that must not interleave with another task's open transaction."""
-        async with self._lock:
-            with map_store_errors():
-                yield self.conn
+        return conn
 
 
-async def fetchall(
-    conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...] | list[Any] = ()
+def _connect(path: Path, settings: StoreConfig) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        path,
+        isolation_level=None,
+        check_same_thread=False,
+        timeout=settings.busy_timeout_ms / 1000,
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {int(settings.busy_timeout_ms)}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA synchronous = {settings.synchronous.upper()}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _transaction(
+    conn: sqlite3.Connection,
+    body: Callable[[sqlite3.Connection], T],
+    then: Callable[[sqlite3.Connection, T], None] | None = None,
+) -> T:
+    with map_store_errors():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = body(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    if then is not None:
+        then(conn, result)
+    return result
+
+
+def _snapshot(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:
+    with map_store_errors():
+        conn.execute("BEGIN")
+        try:
+            return body(conn)
+        finally:
+            conn.execute("COMMIT")
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = fetchone(conn, "SELECT max(version) FROM schema_version")
+    current = (row[0] if row else None) or 0
+    if current > len(MIGRATIONS):
+        raise StoreError(
+            f"the database has schema version {current}, newer than this reverie "
+            f"({len(MIGRATIONS)}); upgrade reverie"
+        )
+    for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
+        for statement in _statements(script):
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+
+def fetchall(
+    conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] | list[Any] = ()
 ) -> list[sqlite3.Row]:
-    """One query, one hop to the connection's thread (execute + fetch + close together)."""
-    return list(await conn.execute_fetchall(sql, params))
+    return conn.execute(sql, params).fetchall()
 
 
-async def fetchone(
-    conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...] | list[Any] = ()
+def fetchone(
+    conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] | list[Any] = ()
 ) -> sqlite3.Row | None:
-    rows = await fetchall(conn, sql, params)
-    return rows[0] if rows else None
+    row: sqlite3.Row | None = conn.execute(sql, params).fetchone()
+    return row
 
 
 def _statements(script: str) -> list[str]:

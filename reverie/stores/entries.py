@@ -6,7 +6,7 @@ can be restored and the ledger can always be replayed against it.
 
 from __future__ import annotations
 
-import aiosqlite
+import sqlite3
 
 from reverie.rules.similarity import normalise
 from reverie.stores.db import fetchall, fetchone
@@ -18,7 +18,7 @@ _COLUMNS = (
 )
 
 
-def _entry(row: aiosqlite.Row) -> Entry:
+def _entry(row: sqlite3.Row) -> Entry:
     return Entry(*(row[i] for i in range(13)))
 
 
@@ -42,10 +42,10 @@ def usage_after(entries: list[Entry], change: dict[str, str | None]) -> int:
     return len(ENTRY_SEPARATOR.join(texts))
 
 
-async def live(conn: aiosqlite.Connection, namespace: str, target: str) -> list[Entry]:
+def live(conn: sqlite3.Connection, namespace: str, target: str) -> list[Entry]:
     return [
         _entry(row)
-        for row in await fetchall(
+        for row in fetchall(
             conn,
             f"SELECT {_COLUMNS} FROM entries WHERE namespace = ? AND target = ? AND status = 'live'"
             " ORDER BY created_at, rowid",
@@ -54,8 +54,8 @@ async def live(conn: aiosqlite.Connection, namespace: str, target: str) -> list[
     ]
 
 
-async def get(conn: aiosqlite.Connection, namespace: str, entry_id: str) -> Entry | None:
-    row = await fetchone(
+def get(conn: sqlite3.Connection, namespace: str, entry_id: str) -> Entry | None:
+    row = fetchone(
         conn,
         f"SELECT {_COLUMNS} FROM entries WHERE namespace = ? AND id = ?",
         (namespace, entry_id),
@@ -63,8 +63,8 @@ async def get(conn: aiosqlite.Connection, namespace: str, entry_id: str) -> Entr
     return _entry(row) if row else None
 
 
-async def insert(conn: aiosqlite.Connection, entry: Entry) -> None:
-    await conn.execute(
+def insert(conn: sqlite3.Connection, entry: Entry) -> None:
+    conn.execute(
         f"INSERT INTO entries ({_COLUMNS}, norm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             entry.id,
@@ -85,35 +85,35 @@ async def insert(conn: aiosqlite.Connection, entry: Entry) -> None:
     )
 
 
-async def end(
-    conn: aiosqlite.Connection,
+def end(
+    conn: sqlite3.Connection,
     entry_id: str,
     status: str,
     when: str,
     replaced_by: str | None = None,
 ) -> None:
     """End a live entry (removed / replaced); its text stays for restore and audit."""
-    await conn.execute(
+    conn.execute(
         "UPDATE entries SET status = ?, replaced_by = ?, ended_at = ?, updated_at = ? WHERE id = ?",
         (status, replaced_by, when, when, entry_id),
     )
 
 
-async def revive(conn: aiosqlite.Connection, entry_id: str, when: str) -> None:
-    await conn.execute(
+def revive(conn: sqlite3.Connection, entry_id: str, when: str) -> None:
+    conn.execute(
         "UPDATE entries SET status = 'live', replaced_by = NULL, ended_at = NULL,"
         " updated_at = ? WHERE id = ?",
         (when, entry_id),
     )
 
 
-async def set_reinforce(conn: aiosqlite.Connection, entry_id: str, count: int, when: str) -> None:
-    await conn.execute(
+def set_reinforce(conn: sqlite3.Connection, entry_id: str, count: int, when: str) -> None:
+    conn.execute(
         "UPDATE entries SET reinforce = ?, updated_at = ? WHERE id = ?", (count, when, entry_id)
     )
 
 
-async def namespaces(conn: aiosqlite.Connection) -> list[str]:
+def namespaces(conn: sqlite3.Connection) -> list[str]:
     sql = """SELECT namespace FROM entries UNION SELECT namespace FROM topics
              UNION SELECT namespace FROM skills UNION SELECT namespace FROM episodes"""
-    return sorted(row[0] for row in await fetchall(conn, sql))
+    return sorted(row[0] for row in fetchall(conn, sql))

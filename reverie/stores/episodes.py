@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import aiosqlite
+import sqlite3
 
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import Episode
 
 
-async def record(
-    conn: aiosqlite.Connection,
+def record(
+    conn: sqlite3.Connection,
     namespace: str,
     session_id: str,
     user: str | None,
@@ -17,7 +17,7 @@ async def record(
     ts: str,
 ) -> Episode:
     """Append the session's next turn (0-based, numbered inside the write transaction)."""
-    row = await fetchone(
+    row = fetchone(
         conn,
         "INSERT INTO episodes (namespace, session_id, turn, user_text, assistant_text, ts)"
         " SELECT ?, ?, coalesce(max(turn), -1) + 1, ?, ?, ? FROM episodes"
@@ -28,11 +28,11 @@ async def record(
     return Episode(row[0], namespace, session_id, row[1], user, assistant, ts)
 
 
-async def since(conn: aiosqlite.Connection, namespace: str, after_id: int) -> list[Episode]:
+def since(conn: sqlite3.Connection, namespace: str, after_id: int) -> list[Episode]:
     """Episodes of a namespace with an id above a watermark, oldest first."""
     return [
         Episode(*(row[i] for i in range(7)))
-        for row in await fetchall(
+        for row in fetchall(
             conn,
             "SELECT id, namespace, session_id, turn, user_text, assistant_text, ts FROM episodes"
             " WHERE namespace = ? AND id > ? ORDER BY id",

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
-
-import aiosqlite
 
 from reverie.stores.db import fetchall
 from reverie.stores.records import LedgerRecord, dumps, loads
 
 
-async def append(
-    conn: aiosqlite.Connection,
+def append(
+    conn: sqlite3.Connection,
     *,
     ts: str,
     namespace: str,
@@ -26,7 +25,7 @@ async def append(
     after: Any = None,
     detail: dict[str, Any] | None = None,
 ) -> int:
-    cur = await conn.execute(
+    cur = conn.execute(
         """INSERT INTO ledger (ts, namespace, actor, action, decision, entry_id, target,
                                session_id, trace_id, before, after, detail)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
@@ -49,8 +48,8 @@ async def append(
     return cur.lastrowid
 
 
-async def read(
-    conn: aiosqlite.Connection, namespace: str, *, entry_id: str | None = None
+def read(
+    conn: sqlite3.Connection, namespace: str, *, entry_id: str | None = None
 ) -> list[LedgerRecord]:
     """The ledger of one namespace (optionally of one entry), oldest first."""
     sql = "SELECT * FROM ledger WHERE namespace = ?"
@@ -58,7 +57,7 @@ async def read(
     if entry_id is not None:
         sql += " AND entry_id = ?"
         params += (entry_id,)
-    rows = await fetchall(conn, sql + " ORDER BY seq", params)
+    rows = fetchall(conn, sql + " ORDER BY seq", params)
     return [
         LedgerRecord(
             seq=r["seq"],

@@ -12,15 +12,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sqlite3
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
-import anyio
-import anyio.to_thread
 import yaml
 
 from reverie.stores import entries, skills, topics
@@ -100,31 +97,21 @@ class Projector:
     def skill_file(self, namespace: str, name: str) -> Path:
         return self.namespace_dir(namespace) / "skills" / name / "SKILL.md"
 
-    @asynccontextmanager
-    async def locked(self) -> AsyncIterator[None]:
-        """Exclusive across processes; blocking waits happen in a worker thread."""
-        self.home.mkdir(parents=True, exist_ok=True)
-        handle = await anyio.to_thread.run_sync(open, self._lock_path, "a+b")
-        try:
-            await anyio.to_thread.run_sync(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-            handle.close()
-
-    async def entries(self, conn: aiosqlite.Connection, namespace: str, target: str) -> None:
-        """Re-render MEMORY.md / USER.md / SOUL.md from the live entries (call holding
-        ``locked()``, so the file is rendered from the latest committed state)."""
+    def write_entries(self, conn: sqlite3.Connection, namespace: str, target: str) -> None:
+        """Re-render MEMORY.md / USER.md / SOUL.md from the live entries, reading them under
+        the file lock so the last writer always writes the latest committed state."""
         if target not in FILES:
             return
-        block = entries.render(await entries.live(conn, namespace, target))
-        text = block + "\n" if block else ""
-        await anyio.to_thread.run_sync(atomic_write, self.entry_file(namespace, target), text)
+        path = self.entry_file(namespace, target)
 
-    async def append_history(
-        self, namespace: str, topic: str, events: list[dict[str, Any]]
-    ) -> None:
-        lines = "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events)
+        def write() -> None:
+            block = entries.render(entries.live(conn, namespace, target))
+            atomic_write(path, block + "\n" if block else "")
+
+        self._flocked(write)
+
+    def append_history(self, namespace: str, topic: str, events: list[dict[str, Any]]) -> None:
+        lines = "".join(_line(e) for e in events)
         path = self.history_file(namespace, topic)
 
         def append() -> None:
@@ -132,12 +119,12 @@ class Projector:
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(lines)
 
-        await anyio.to_thread.run_sync(self._flocked, append)
+        self._flocked(append)
 
-    async def skill(self, skill: Skill) -> None:
+    def write_skill(self, skill: Skill) -> None:
         path = self.skill_file(skill.namespace, skill.name)
         text = skill_markdown(skill)
-        await anyio.to_thread.run_sync(self._flocked, lambda: atomic_write(path, text))
+        self._flocked(lambda: atomic_write(path, text))
 
     def _flocked(self, write: Callable[[], None]) -> None:
         """Run one file write under the cross-process lock, all in the calling thread."""
@@ -149,35 +136,48 @@ class Projector:
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    async def rebuild(self, conn: aiosqlite.Connection, namespace: str) -> list[str]:
-        """Bring every projection of a namespace in line with the database; returns what
-        was rewritten (a crash between a commit and its projection leaves one stale)."""
+    def rebuild(self, conn: sqlite3.Connection) -> list[str]:
+        """Bring every projection in line with the database; returns what was rewritten
+        (a crash between a commit and its projection leaves one stale)."""
+        rebuilt: list[str] = []
+
+        def run() -> None:
+            for namespace in entries.namespaces(conn):
+                rebuilt.extend(self._rebuild_namespace(conn, namespace))
+
+        self._flocked(run)
+        return rebuilt
+
+    def _rebuild_namespace(self, conn: sqlite3.Connection, namespace: str) -> list[str]:
         rebuilt: list[str] = []
         for target in FILES:
-            block = entries.render(await entries.live(conn, namespace, target))
+            block = entries.render(entries.live(conn, namespace, target))
             text = block + "\n" if block else ""
             path = self.entry_file(namespace, target)
-            if text or path.exists():
-                current = path.read_text(encoding="utf-8") if path.exists() else None
-                if current != text:
-                    await anyio.to_thread.run_sync(atomic_write, path, text)
-                    rebuilt.append(str(path.relative_to(self.home)))
-        for topic in await topics.names(conn, namespace):
-            events = history_events(await topics.all_facts(conn, namespace, topic))
-            path = self.history_file(namespace, topic)
-            expected = "".join(
-                json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events
-            )
-            if not path.exists() or _line_count(path) != len(events) or not _whole(path):
-                await anyio.to_thread.run_sync(atomic_write, path, expected)
+            if (text or path.exists()) and _read(path) != text:
+                atomic_write(path, text)
                 rebuilt.append(str(path.relative_to(self.home)))
-        for skill in await skills.registered(conn, namespace):
+        for topic in topics.names(conn, namespace):
+            events = history_events(topics.all_facts(conn, namespace, topic))
+            path = self.history_file(namespace, topic)
+            if not path.exists() or _line_count(path) != len(events) or not _whole(path):
+                atomic_write(path, "".join(_line(e) for e in events))
+                rebuilt.append(str(path.relative_to(self.home)))
+        for skill in skills.registered(conn, namespace):
             path = self.skill_file(namespace, skill.name)
             text = skill_markdown(skill)
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                await anyio.to_thread.run_sync(atomic_write, path, text)
+            if _read(path) != text:
+                atomic_write(path, text)
                 rebuilt.append(str(path.relative_to(self.home)))
         return rebuilt
+
+
+def _line(event: dict[str, Any]) -> str:
+    return json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.exists() else None
 
 
 def _line_count(path: Path) -> int:

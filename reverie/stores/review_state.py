@@ -7,22 +7,21 @@ it. The lease lets one process of several sharing a home run a review pass at a 
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
-
-import aiosqlite
 
 from reverie.stores.db import fetchone
 
 
-async def get(conn: aiosqlite.Connection, namespace: str, key: str, default: Any = None) -> Any:
-    row = await fetchone(
+def get(conn: sqlite3.Connection, namespace: str, key: str, default: Any = None) -> Any:
+    row = fetchone(
         conn, "SELECT value FROM review_state WHERE namespace = ? AND key = ?", (namespace, key)
     )
     return default if row is None else json.loads(row[0])
 
 
-async def put(conn: aiosqlite.Connection, namespace: str, key: str, value: Any, when: str) -> None:
-    await conn.execute(
+def put(conn: sqlite3.Connection, namespace: str, key: str, value: Any, when: str) -> None:
+    conn.execute(
         "INSERT INTO review_state (namespace, key, value, updated_at) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
         " updated_at = excluded.updated_at",
@@ -30,14 +29,14 @@ async def put(conn: aiosqlite.Connection, namespace: str, key: str, value: Any, 
     )
 
 
-async def acquire_lease(
-    conn: aiosqlite.Connection, name: str, holder: str, now: str, expires_at: str
+def acquire_lease(
+    conn: sqlite3.Connection, name: str, holder: str, now: str, expires_at: str
 ) -> bool:
     """Take the lease if it is free, expired or already ours (call inside a transaction)."""
-    row = await fetchone(conn, "SELECT holder, expires_at FROM leases WHERE name = ?", (name,))
+    row = fetchone(conn, "SELECT holder, expires_at FROM leases WHERE name = ?", (name,))
     if row is not None and row[0] != holder and row[1] > now:
         return False
-    await conn.execute(
+    conn.execute(
         "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name)"
         " DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at",
         (name, holder, expires_at),
@@ -45,5 +44,5 @@ async def acquire_lease(
     return True
 
 
-async def release_lease(conn: aiosqlite.Connection, name: str, holder: str) -> None:
-    await conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+def release_lease(conn: sqlite3.Connection, name: str, holder: str) -> None:
+    conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-
-import aiosqlite
+import sqlite3
 
 from reverie.rules.similarity import NEGATIONS, STOPWORDS, stem, tokens
 from reverie.stores.db import fetchall, fetchone
@@ -12,19 +11,6 @@ from reverie.stores.records import SearchHit, SearchResults
 from reverie.stores.schema import KIND_ENTRY, KIND_EPISODE, KIND_FACT
 
 _KINDS = {KIND_FACT: "fact", KIND_ENTRY: "entry", KIND_EPISODE: "episode"}
-
-
-async def index(
-    conn: aiosqlite.Connection, kind: int, source_rowid: int, namespace: str, text: str
-) -> None:
-    await conn.execute(
-        "INSERT INTO search_index (rowid, text, namespace) VALUES (?, ?, ?)",
-        (source_rowid * 4 + kind, text, namespace),
-    )
-
-
-async def unindex(conn: aiosqlite.Connection, kind: int, source_rowid: int) -> None:
-    await conn.execute("DELETE FROM search_index WHERE rowid = ?", (source_rowid * 4 + kind,))
 
 
 def match_expression(text: str, *, keep_stopwords: bool = False) -> str | None:
@@ -74,7 +60,7 @@ _DETAILS = """
 """
 
 
-def _hit(row: aiosqlite.Row) -> SearchHit:
+def _hit(row: sqlite3.Row) -> SearchHit:
     kind, score = row["rid"] % 4, -float(row["rank"])
     if kind == KIND_FACT:
         return SearchHit("fact", row["fact_id"], row["text"], score, topic=row["topic"])
@@ -90,8 +76,8 @@ def _hit(row: aiosqlite.Row) -> SearchHit:
     )
 
 
-async def search(
-    conn: aiosqlite.Connection,
+def search(
+    conn: sqlite3.Connection,
     namespace: str,
     query: str,
     k: int,
@@ -105,13 +91,13 @@ async def search(
         return SearchResults([], 0)
     params = (expression, namespace, k)
     sql = _DETAILS.format(top=_TOP.format(table="search_index"))
-    hits = [_hit(row) for row in await fetchall(conn, sql, params)]
+    hits = [_hit(row) for row in fetchall(conn, sql, params)]
     if include_superseded:
         old_sql = _DETAILS.format(top=_TOP.format(table="search_superseded"))
-        hits += [_hit(row) for row in await fetchall(conn, old_sql, params)]
+        hits += [_hit(row) for row in fetchall(conn, old_sql, params)]
         hits = sorted(hits, key=lambda h: h.score, reverse=True)[:k]
         return SearchResults(hits, 0)
-    counted = await fetchone(
+    counted = fetchone(
         conn,
         "SELECT count(*) FROM search_superseded WHERE search_superseded MATCH ? AND namespace = ?",
         (expression, namespace),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import aiosqlite
+import sqlite3
 
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import Skill
@@ -12,23 +12,23 @@ _COLUMNS = (
 )
 
 
-def _skill(row: aiosqlite.Row) -> Skill:
+def _skill(row: sqlite3.Row) -> Skill:
     values = [row[i] for i in range(9)]
     values[4] = bool(values[4])
     return Skill(*values)
 
 
-async def get(conn: aiosqlite.Connection, namespace: str, name: str) -> Skill | None:
-    row = await fetchone(
+def get(conn: sqlite3.Connection, namespace: str, name: str) -> Skill | None:
+    row = fetchone(
         conn, f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? AND name = ?", (namespace, name)
     )
     return _skill(row) if row else None
 
 
-async def registered(conn: aiosqlite.Connection, namespace: str) -> list[Skill]:
+def registered(conn: sqlite3.Connection, namespace: str) -> list[Skill]:
     return [
         _skill(row)
-        for row in await fetchall(
+        for row in fetchall(
             conn,
             f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? AND archived_at IS NULL"
             " ORDER BY name",
@@ -37,8 +37,8 @@ async def registered(conn: aiosqlite.Connection, namespace: str) -> list[Skill]:
     ]
 
 
-async def insert(conn: aiosqlite.Connection, skill: Skill) -> None:
-    await conn.execute(
+def insert(conn: sqlite3.Connection, skill: Skill) -> None:
+    conn.execute(
         f"INSERT INTO skills ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             skill.namespace,
@@ -54,10 +54,8 @@ async def insert(conn: aiosqlite.Connection, skill: Skill) -> None:
     )
 
 
-async def update_body(
-    conn: aiosqlite.Connection, namespace: str, name: str, body: str, when: str
-) -> None:
-    await conn.execute(
+def update_body(conn: sqlite3.Connection, namespace: str, name: str, body: str, when: str) -> None:
+    conn.execute(
         "UPDATE skills SET body = ?, updated_at = ?, last_used_at = ?"
         " WHERE namespace = ? AND name = ?",
         (body, when, when, namespace, name),

@@ -3,7 +3,7 @@ fact is ever deleted, so every chain replays from its root."""
 
 from __future__ import annotations
 
-import aiosqlite
+import sqlite3
 
 from reverie.rules.similarity import normalise
 from reverie.rules.supersede import keys
@@ -17,49 +17,47 @@ _COLUMNS = (
 )
 
 
-def _fact(row: aiosqlite.Row) -> Fact:
+def _fact(row: sqlite3.Row) -> Fact:
     return Fact(*(row[i] for i in range(12)))
 
 
-async def names(conn: aiosqlite.Connection, namespace: str) -> list[str]:
+def names(conn: sqlite3.Connection, namespace: str) -> list[str]:
     return [
         row[0]
-        for row in await fetchall(
+        for row in fetchall(
             conn, "SELECT name FROM topics WHERE namespace = ? ORDER BY name", (namespace,)
         )
     ]
 
 
-async def index(conn: aiosqlite.Connection, namespace: str) -> list[tuple[str, int, int]]:
+def index(conn: sqlite3.Connection, namespace: str) -> list[tuple[str, int, int]]:
     """(topic, live facts, superseded facts) for every topic of a namespace."""
     sql = """
         SELECT t.name, count(f.id) - count(f.invalid_at), count(f.invalid_at)
         FROM topics t LEFT JOIN facts f ON f.namespace = t.namespace AND f.topic = t.name
         WHERE t.namespace = ? GROUP BY t.name ORDER BY t.name
     """
-    return [(row[0], row[1], row[2]) for row in await fetchall(conn, sql, (namespace,))]
+    return [(row[0], row[1], row[2]) for row in fetchall(conn, sql, (namespace,))]
 
 
-async def exists(conn: aiosqlite.Connection, namespace: str, topic: str) -> bool:
+def exists(conn: sqlite3.Connection, namespace: str, topic: str) -> bool:
     return (
-        await fetchone(
-            conn, "SELECT 1 FROM topics WHERE namespace = ? AND name = ?", (namespace, topic)
-        )
+        fetchone(conn, "SELECT 1 FROM topics WHERE namespace = ? AND name = ?", (namespace, topic))
         is not None
     )
 
 
-async def create(conn: aiosqlite.Connection, namespace: str, topic: str, when: str) -> None:
-    await conn.execute(
+def create(conn: sqlite3.Connection, namespace: str, topic: str, when: str) -> None:
+    conn.execute(
         "INSERT INTO topics (namespace, name, created_at, updated_at) VALUES (?, ?, ?, ?)",
         (namespace, topic, when, when),
     )
 
 
-async def live(conn: aiosqlite.Connection, namespace: str, topic: str) -> list[Fact]:
+def live(conn: sqlite3.Connection, namespace: str, topic: str) -> list[Fact]:
     return [
         _fact(row)
-        for row in await fetchall(
+        for row in fetchall(
             conn,
             f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL"
             " ORDER BY created_at, rowid",
@@ -68,17 +66,17 @@ async def live(conn: aiosqlite.Connection, namespace: str, topic: str) -> list[F
     ]
 
 
-async def get(conn: aiosqlite.Connection, namespace: str, fact_id: str) -> Fact | None:
-    row = await fetchone(
+def get(conn: sqlite3.Connection, namespace: str, fact_id: str) -> Fact | None:
+    row = fetchone(
         conn, f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND id = ?", (namespace, fact_id)
     )
     return _fact(row) if row else None
 
 
-async def insert(conn: aiosqlite.Connection, fact: Fact) -> None:
+def insert(conn: sqlite3.Connection, fact: Fact) -> None:
     """Insert a fact with its supersede keys; a trigger indexes it for search."""
     k = keys(fact.content)
-    await conn.execute(
+    conn.execute(
         f"INSERT INTO facts ({_COLUMNS}, norm, subject_key, role_key, skeleton_key)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -102,8 +100,8 @@ async def insert(conn: aiosqlite.Connection, fact: Fact) -> None:
     )
 
 
-async def candidates(
-    conn: aiosqlite.Connection,
+def candidates(
+    conn: sqlite3.Connection,
     namespace: str,
     topic: str,
     text: str,
@@ -135,7 +133,7 @@ async def candidates(
             " AND f.invalid_at IS NULL LIMIT ?)"
         )
         params += [expression, namespace, topic, limit]
-    rows = await fetchall(
+    rows = fetchall(
         conn,
         f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({' UNION '.join(parts)})"
         " ORDER BY created_at, rowid",
@@ -144,11 +142,9 @@ async def candidates(
     return [_fact(row) for row in rows]
 
 
-async def invalidate(
-    conn: aiosqlite.Connection, fact_id: str, superseded_by: str, when: str
-) -> None:
+def invalidate(conn: sqlite3.Connection, fact_id: str, superseded_by: str, when: str) -> None:
     """Soft invalidation: the old fact stays, stamped and pointing at its successor."""
-    cur = await conn.execute(
+    cur = conn.execute(
         "UPDATE facts SET invalid_at = ?, superseded_by = ? WHERE id = ? AND invalid_at IS NULL",
         (when, superseded_by, fact_id),
     )
@@ -156,11 +152,11 @@ async def invalidate(
         raise RuntimeError(f"fact {fact_id} was not live when superseded")
 
 
-async def chain(conn: aiosqlite.Connection, namespace: str, fact_id: str) -> list[Fact]:
+def chain(conn: sqlite3.Connection, namespace: str, fact_id: str) -> list[Fact]:
     """Every fact of the chain that ``fact_id`` belongs to, oldest first."""
     return [
         _fact(row)
-        for row in await fetchall(
+        for row in fetchall(
             conn,
             f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND chain_id ="
             " (SELECT chain_id FROM facts WHERE namespace = ? AND id = ?) ORDER BY depth",
@@ -169,10 +165,10 @@ async def chain(conn: aiosqlite.Connection, namespace: str, fact_id: str) -> lis
     ]
 
 
-async def all_facts(conn: aiosqlite.Connection, namespace: str, topic: str) -> list[Fact]:
+def all_facts(conn: sqlite3.Connection, namespace: str, topic: str) -> list[Fact]:
     return [
         _fact(row)
-        for row in await fetchall(
+        for row in fetchall(
             conn,
             f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND topic = ?"
             " ORDER BY created_at, rowid",

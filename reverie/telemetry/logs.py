@@ -15,6 +15,12 @@ import structlog
 logging.getLogger("reverie").addHandler(logging.NullHandler())
 
 
+def debug_wanted(name: str) -> bool:
+    """Whether a per-call debug event would reach anyone: the host configured structlog (or
+    captures logs), or enabled DEBUG on the stdlib logger. Hot paths check before logging."""
+    return structlog.is_configured() or logging.getLogger(name).isEnabledFor(logging.DEBUG)
+
+
 def get_logger(name: str) -> Any:
     """A structlog logger writing to the stdlib logger ``name`` (under ``reverie``)."""
     return structlog.wrap_logger(logging.getLogger(name))
