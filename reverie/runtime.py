@@ -344,8 +344,8 @@ class Session:
             return error_result(f"{exc}; nothing was written")
         except TimeoutError:
             return error_result(
-                "the write did not finish within its time budget; it was "
-                "rolled back and nothing was written"
+                "no answer within the time budget (the database may be busy); the write may "
+                "still be applied: read the topic or entries before retrying"
             )
         except Exception as exc:  # never raise into the agent
             log.error("tool_call_failed", tool=name, error=repr(exc))

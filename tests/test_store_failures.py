@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import anyio
 import pytest
 
 import reverie
@@ -118,3 +119,29 @@ async def test_reopen_keeps_everything(tmp_path: Path) -> None:
             a["entry_id"],
             b["entry_id"],
         ]
+
+
+async def test_a_write_past_its_budget_is_still_reported_truthfully(tmp_path: Path) -> None:
+    """A write that starts is never reported lost: the writer's budget runs out while the
+    database is locked, the lock is released, the write commits, and the answer is ADD."""
+    config = (
+        Config().with_section("store", busy_timeout_ms=5000).with_section("writer", timeout_s=0.2)
+    )
+    async with reverie.open(tmp_path, config=config) as rv:
+        async with rv.namespace().session("s") as s:
+            other = sqlite3.connect(tmp_path / "reverie.db", isolation_level=None)
+            other.execute("BEGIN IMMEDIATE")
+
+            async def release() -> None:
+                await anyio.sleep(0.6)
+                other.execute("ROLLBACK")
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(release)
+                result = await s.call_tool(
+                    "topic", {"action": "save", "topic": "t", "content": "Port is 1"}
+                )
+            other.close()
+        facts = await rv.namespace().facts("t")
+    assert result["decision"] == "ADD", result
+    assert [f.id for f in facts] == [result["entry_id"]]

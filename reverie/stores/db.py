@@ -74,11 +74,13 @@ class Database:
         after the commit in the same thread (projections), still in this process's write
         order; it must not raise.
 
-        The thread is not abandoned on cancellation: a transaction that started finishes
-        (commit or rollback) before the cancellation is delivered."""
+        Once started, a transaction is shielded from cancellation: it finishes and its result
+        is returned, so a committed write is never reported as lost; a cancellation or time
+        budget only takes effect while the write is still waiting for its turn."""
         async with self._write_lock:
             conn = self._open(self._writer)
-            return await anyio.to_thread.run_sync(_transaction, conn, body, then)
+            with anyio.CancelScope(shield=True):
+                return await anyio.to_thread.run_sync(_transaction, conn, body, then)
 
     async def read(self, body: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``body`` in one read transaction: a consistent committed snapshot."""
