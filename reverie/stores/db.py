@@ -80,7 +80,8 @@ class Database:
         async with self._write_lock:
             conn = self._open(self._writer)
             with anyio.CancelScope(shield=True):
-                return await anyio.to_thread.run_sync(_transaction, conn, body, then)
+                result = await anyio.to_thread.run_sync(_transaction, conn, body, then)
+        return result
 
     async def read(self, body: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``body`` in one read transaction: a consistent committed snapshot."""
