@@ -148,8 +148,13 @@ class Reverie:
                 await services.db.close()
 
     async def _rebuild_projections(self) -> None:
+        """Files are projections: one that cannot be rebuilt is reported, not fatal."""
         s = self.services
-        rebuilt = await s.db.read(s.projector.rebuild)
+        try:
+            rebuilt = await s.db.read(s.projector.rebuild)
+        except OSError as exc:
+            log.warning("projections_rebuild_failed", error=repr(exc))
+            return
         if rebuilt:
             log.info("projections_rebuilt", files=rebuilt)
 
