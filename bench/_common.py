@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import random
 import statistics
-import time
-from collections.abc import Awaitable, Callable
 
 WORDS = """alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
 oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu kafka redis
@@ -19,12 +17,6 @@ def fact(i: int, rng: random.Random) -> str:
     return (
         f"The {words[0]} {words[1]} of {words[2]} {i} uses {words[3]} {words[4]} on port {i + 1000}"
     )
-
-
-async def timed(body: Callable[[], Awaitable[object]]) -> float:
-    start = time.perf_counter()
-    await body()
-    return time.perf_counter() - start
 
 
 def percentile(samples: list[float], p: float) -> float:

@@ -30,8 +30,9 @@ async def main(size: int, queries: int) -> None:
             ns = rv.namespace("bench")
             async with ns.session("fill") as s:
                 for i, text in enumerate(texts):
-                    await s.call_tool("topic", {"action": "save", "topic": f"t{i % 10}",
-                                                "content": text})
+                    await s.call_tool(
+                        "topic", {"action": "save", "topic": f"t{i % 10}", "content": text}
+                    )
             ours: list[float] = []
             for q in asks:
                 start = time.perf_counter()
@@ -45,8 +46,10 @@ async def main(size: int, queries: int) -> None:
         for q in asks:
             expression = " OR ".join(f'"{w}"' for w in q.split())
             start = time.perf_counter()
-            raw_db.execute("SELECT rowid, text, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t)"
-                           " LIMIT 10", (expression,)).fetchall()
+            raw_db.execute(
+                "SELECT rowid, text, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10",
+                (expression,),
+            ).fetchall()
             raw.append(time.perf_counter() - start)
     print(f"facts: {size}, queries: {queries}")
     print(f"bare FTS5 (sync sqlite3): {describe(raw)}")
@@ -55,5 +58,8 @@ async def main(size: int, queries: int) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else 10_000,
-              int(sys.argv[2]) if len(sys.argv) > 2 else 300)
+    anyio.run(
+        main,
+        int(sys.argv[1]) if len(sys.argv) > 1 else 10_000,
+        int(sys.argv[2]) if len(sys.argv) > 2 else 300,
+    )

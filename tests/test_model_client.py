@@ -4,7 +4,6 @@ scripted answers: good, malformed, failing, slow. Every failure is Deferred, nev
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from reverie.model import Answer, Deferred, Field, OpenAICompatible, Prompt, Schema
+from tests.local_http import base_url, serving
 
 VERDICT = Schema(
     (
@@ -79,18 +79,14 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    srv = Server()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with serving(Server()) as running:
+        yield running
 
 
 def client(server: Server, **kwargs: Any) -> OpenAICompatible:
-    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    address = f"{base_url(server)}/v1"
     options: dict[str, Any] = {"timeout_s": 2.0, "retries": 2, "backoff_s": 0.01, **kwargs}
-    return OpenAICompatible(url, "tiny-judge", api_key="sk-test", **options)
+    return OpenAICompatible(address, "tiny-judge", api_key="sk-test", **options)
 
 
 async def test_a_good_answer_is_validated_and_counted(server: Server) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -15,6 +14,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+from tests.local_http import base_url, serving
 
 pytestmark = pytest.mark.slow
 
@@ -48,12 +49,8 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = Receiver()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving(Receiver()) as running:
+        yield running
 
 
 def spans_of(receiver: Receiver) -> list[tuple[str, dict[str, object]]]:
@@ -72,7 +69,7 @@ def spans_of(receiver: Receiver) -> list[tuple[str, dict[str, object]]]:
 
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_cli_exports_spans_over_otlp_http(tmp_path: Path, receiver: Receiver, how: str) -> None:
-    endpoint = f"http://127.0.0.1:{receiver.server_address[1]}"
+    endpoint = base_url(receiver)
     args = [
         sys.executable,
         "-m",

@@ -14,16 +14,14 @@ from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import near_duplicate
 from reverie.stores import entries
+from reverie.stores.projection import FILES
 from reverie.stores.records import Entry
 from reverie.tools import KEYED_TARGETS, MemoryCommand, keyed
 
-FILE_NAMES = {
-    "memory": "MEMORY.md",
-    "user": "USER.md",
-    "soul": "SOUL.md",
-    "user_settings": "user_settings",
-    "agent_profile": "agent_profile",
-}
+
+def _label(target: str) -> str:
+    """How a target is named to the agent: its file, or the key-value store's name."""
+    return FILES.get(target, target)
 
 
 class MemoryWrites(WriteBase):
@@ -42,7 +40,7 @@ class MemoryWrites(WriteBase):
             return
         used = len(entries.render(live))
         raise ToolInputError(
-            f"{FILE_NAMES[target]} is full: {used}/{cap} chars used ({used * 100 // cap}%), "
+            f"{_label(target)} is full: {used}/{cap} chars used ({used * 100 // cap}%), "
             f"and this write would make it {after}. Nothing was written. Free room first: "
             "'replace' an entry with a shorter one or 'remove' one that no longer matters "
             "(it stays in the ledger and can be restored), or save this as a specific fact "
@@ -62,12 +60,10 @@ class MemoryWrites(WriteBase):
                 )
                 if best is not None:
                     hint = f"; the closest entry is {best[0][:80]!r}"
-            raise ToolInputError(
-                f"no live {FILE_NAMES[target]} entry contains {old_text[:80]!r}{hint}"
-            )
+            raise ToolInputError(f"no live {_label(target)} entry contains {old_text[:80]!r}{hint}")
         listing = "; ".join(f"{e.id}: {e.content[:50]!r}" for e in found[:5])
         raise ToolInputError(
-            f"{old_text[:80]!r} matches {len(found)} {FILE_NAMES[target]} entries ({listing});"
+            f"{old_text[:80]!r} matches {len(found)} {_label(target)} entries ({listing});"
             " quote more of the one you mean"
         )
 
@@ -138,7 +134,7 @@ class MemoryWrites(WriteBase):
             )
             usage = self._usage(target, [*live, fresh])
             return Outcome(
-                result(Decision.ADD, fresh.id, f"added to {FILE_NAMES[target]}", usage=usage),
+                result(Decision.ADD, fresh.id, f"added to {_label(target)}", usage=usage),
                 [self._entry_projection(target)],
             )
         assert cmd.old_text is not None
@@ -165,7 +161,7 @@ class MemoryWrites(WriteBase):
                 result(
                     Decision.REMOVED,
                     entry.id,
-                    f"removed from {FILE_NAMES[target]}; it stays in the "
+                    f"removed from {_label(target)}; it stays in the "
                     f"ledger (restore with `reverie restore {entry.id}`)",
                     usage=self._usage(target, rest),
                 ),
@@ -240,7 +236,7 @@ class MemoryWrites(WriteBase):
             result(
                 Decision.REPLACED,
                 fresh.id,
-                f"replaced {old.id} in {FILE_NAMES[target]}; the old text stays "
+                f"replaced {old.id} in {_label(target)}; the old text stays "
                 f"in the ledger (restore with `reverie restore {old.id}`)",
                 replaced=old.id,
                 usage=usage,
@@ -280,7 +276,7 @@ class MemoryWrites(WriteBase):
             result(
                 Decision.RESTORED,
                 entry.id,
-                f"restored {entry.id} to {FILE_NAMES[target]}"
+                f"restored {entry.id} to {_label(target)}"
                 + (f", retiring {successor.id}" if successor else ""),
             ),
             [self._entry_projection(target)],

@@ -10,12 +10,16 @@ from reverie.actors.context import new_id
 from reverie.actors.write_base import Decision, Outcome, WriteBase, result
 from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError
-from reverie.rules.similarity import near_duplicate, normalise, value_sequence
+from reverie.rules.similarity import (
+    near_duplicate,
+    normalise,
+    pigeonhole_terms,
+    value_sequence,
+)
 from reverie.rules.supersede import parse, pick_superseded
 from reverie.stores import topics
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
-from reverie.stores.search import pigeonhole_terms
 from reverie.tools import TopicCommand
 
 

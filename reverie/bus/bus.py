@@ -121,7 +121,9 @@ class Bus:
                     await self._handle(kind, actor, envelope)
                 finally:
                     box.pending -= 1
-                    if envelope.reply is not None and envelope.reply in box.asks:
+                    # an ask cut off mid-handling (cancelled) stays listed, so the stop
+                    # below fails it instead of leaving its asker waiting out its timeout
+                    if envelope.reply is not None and envelope.reply.done:
                         box.asks.remove(envelope.reply)
         finally:
             del self._mailboxes[key]

@@ -91,6 +91,10 @@ class Reply:
             self._error = error
             self._done.set()
 
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
     async def wait(self) -> Any:
         await self._done.wait()
         if self._error is not None:

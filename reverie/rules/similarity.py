@@ -8,6 +8,7 @@ lose the newer value.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -117,3 +118,19 @@ def near_duplicate(new: str, old: str, threshold: float) -> Match | None:
     if score >= threshold:
         return Match(Tier.JACCARD, score)
     return None
+
+
+def pigeonhole_terms(text: str, threshold: float) -> list[str]:
+    """Terms of which any near-duplicate (Jaccard >= threshold) must contain at least one.
+
+    A twin B of A shares at least ``ceil(threshold * |A|)`` of A's content words, so it holds
+    at least one of any ``|A| - ceil(threshold * |A|) + 1`` of them; the longest are taken
+    as the likeliest to be rare, so the query matches few rows."""
+    by_stem: dict[str, str] = {}
+    for token in tokens(text):
+        if token in STOPWORDS and token not in NEGATIONS:
+            continue
+        by_stem.setdefault(stem(token), token)
+    words = sorted(by_stem.values(), key=len, reverse=True)
+    need = math.ceil(threshold * len(words) - 1e-9)
+    return words[: max(1, len(words) - need + 1)]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import sqlite3
 
-from reverie.rules.similarity import NEGATIONS, STOPWORDS, stem, tokens
+from reverie.rules.similarity import STOPWORDS, tokens
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import SearchHit, SearchResults
 from reverie.stores.schema import KIND_ENTRY, KIND_EPISODE, KIND_FACT
@@ -26,22 +25,6 @@ def match_expression(text: str, *, keep_stopwords: bool = False) -> str | None:
     if not words:
         return None
     return " OR ".join(f'"{w}"' for w in words[:64])
-
-
-def pigeonhole_terms(text: str, threshold: float) -> list[str]:
-    """Terms of which any near-duplicate (Jaccard >= threshold) must contain at least one.
-
-    A twin B of A shares at least ``ceil(threshold * |A|)`` of A's content words, so it holds
-    at least one of any ``|A| - ceil(threshold * |A|) + 1`` of them; the longest are taken
-    as the likeliest to be rare, so the query matches few rows."""
-    by_stem: dict[str, str] = {}
-    for token in tokens(text):
-        if token in STOPWORDS and token not in NEGATIONS:
-            continue
-        by_stem.setdefault(stem(token), token)
-    words = sorted(by_stem.values(), key=len, reverse=True)
-    need = math.ceil(threshold * len(words) - 1e-9)
-    return words[: max(1, len(words) - need + 1)]
 
 
 _TOP = """
