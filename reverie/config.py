@@ -55,6 +55,7 @@ class ExtractorConfig:
 
     enabled: bool = True
     min_chars: int = 20
+    timeout_s: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class FlusherConfig:
     enabled: bool = True
     max_memory_adds: int = 2
     max_topic_saves: int = 5
+    max_candidates: int = 40
+    timeout_s: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class DistillerConfig:
     interval_h: float = 24.0
     max_topics: int = 5
     summary_chars: int = 1000
+    timeout_s: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ class PromoterConfig:
 
     promotion_enabled: bool = True
     interval_h: float = 168.0
+    timeout_s: float = 120.0
     min_chain_depth: int = 2
     min_age_h: float = 72.0
     max_candidates: int = 8
@@ -105,6 +110,10 @@ class CuratorConfig:
 
     enabled: bool = True
     idle_days: float = 90.0
+    interval_h: float = 24.0
+    overlap_threshold: float = 0.6
+    bloat_chars: int = 6000
+    timeout_s: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -16,29 +16,41 @@ from typing import Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 from opentelemetry.trace import Status, StatusCode
 
 from reverie.actors.context import Services
+from reverie.actors.extractor import Extractor
+from reverie.actors.flusher import Flusher
+from reverie.actors.judging import calls_per_stage
+from reverie.actors.reviewer import Reviewer
 from reverie.actors.writer import Writer, error_result
 from reverie.bus.bus import Bus
 from reverie.bus.messages import (
+    Curate,
+    PinSkill,
     PreCompact,
     Restore,
+    ReviewDue,
     SessionEnded,
     SessionIdle,
+    SkillUsed,
     ToolCall,
     TurnRecord,
 )
 from reverie.clock import Clock, SystemClock
 from reverie.config import Config
 from reverie.errors import ClosedError, ReverieError, ToolInputError
+from reverie.model.offline import OfflineModel
+from reverie.model.openai_compat import OpenAICompatible
+from reverie.model.seam import Model
 from reverie.snapshot import Snapshot, take
-from reverie.stores import entries, episodes, ledger, topics
+from reverie.stores import entries, episodes, ledger, skills, topics
 from reverie.stores import search as search_store
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
-from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults
+from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults, Skill
+from reverie.telemetry import metrics as reverie_metrics
 from reverie.telemetry.logs import debug_wanted, get_logger
 from reverie.telemetry.tracing import tool_attributes, tracer
 from reverie.tools import TopicCommand, parse_call, schemas
@@ -72,15 +84,18 @@ class Reverie:
         self,
         home: str | Path,
         config: Config | None = None,
-        model: Any = None,
+        model: Model | None = None,
         clock: Clock | None = None,
         tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
         self.home = Path(home)
         self.config = config or Config()
-        self.model = model
+        self._own_model = model is None and bool(self.config.model.url)
+        self.model: Model = model if model is not None else _configured_model(self.config)
         self.clock: Clock = clock or SystemClock()
         self._tracer = tracer(tracer_provider)
+        self._meter_provider = meter_provider
         self._state = State.NEW
         self._tg: TaskGroup | None = None
         self._owner: asyncio.Task[None] | None = None
@@ -108,9 +123,15 @@ class Reverie:
             clock=self.clock,
             bus=bus,
             tracer=self._tracer,
+            model=self.model,
+            token_usage=reverie_metrics.token_usage(self._meter_provider),
+            model_calls=reverie_metrics.model_calls(self._meter_provider),
         )
         services = self._services
         bus.subscribe(Writer.name, Writer.handles, lambda ns: Writer(ns, services))
+        bus.subscribe(Extractor.name, Extractor.handles, lambda ns: Extractor(ns, services))
+        bus.subscribe(Flusher.name, Flusher.handles, lambda ns: Flusher(ns, services))
+        bus.subscribe(Reviewer.name, Reviewer.handles, lambda ns: Reviewer(ns, services))
         self._state = State.OPEN
         try:
             await self._rebuild_projections()
@@ -146,6 +167,8 @@ class Reverie:
                 self._stop.set()
                 await owner
                 await services.db.close()
+                if self._own_model and isinstance(self.model, OpenAICompatible):
+                    await self.model.aclose()
 
     async def _rebuild_projections(self) -> None:
         """Files are projections: one that cannot be rebuilt is reported, not fatal."""
@@ -180,15 +203,23 @@ class Reverie:
         return await self.services.db.read(entries.namespaces)
 
     async def review(self, force: bool = False) -> dict[str, Any]:
-        """One bg_review full pass now. The review stages (L4–L7) are not built yet: the
-        report says so rather than pretending a pass ran."""
-        self.services  # noqa: B018 - raises when closed
-        return {
-            "ran": False,
+        """One bg_review full pass now, over every namespace: lint (L5), distill (L4),
+        promote (L6), curate (L7), each behind its own due-check. Without ``force`` the
+        6 h cooldown applies. Returns what each stage of each namespace did."""
+        names = await self.namespaces()
+        reports = [await self.namespace(name).review(force=force) for name in names]
+        report: dict[str, Any] = {
+            "ran": any(r["ran"] for r in reports),
             "force": force,
-            "stages": [],
-            "reason": "the review stages (L4-L7) are not implemented in this version",
+            "namespaces": reports,
         }
+        if not names:
+            report["reason"] = "nothing stored yet"
+        return report
+
+    async def model_calls(self, namespace: str | None = None) -> dict[str, dict[str, int]]:
+        """Model calls, deferrals and tokens per stage, counted from the ledger."""
+        return await self.services.db.read(lambda conn: calls_per_stage(conn, namespace))
 
     async def wait_idle(self) -> None:
         """Until no actor has pending work."""
@@ -256,6 +287,47 @@ class Namespace:
         """Bring back a removed or replaced entry, or an earlier value of a fact."""
         try:
             result = await self.runtime.services.bus.ask(Restore(self.name, entry_id))
+        except ReverieError as exc:
+            return error_result(str(exc))
+        assert isinstance(result, dict)
+        return result
+
+    async def review(self, force: bool = False) -> dict[str, Any]:
+        """One review pass of this namespace now (see :meth:`Reverie.review`)."""
+        runtime = self.runtime
+        timeout = runtime.config.reviewer.lease_s + runtime.config.actors.ask_timeout_s
+        try:
+            answer = await runtime.services.bus.ask(
+                ReviewDue(self.name, force=force), timeout_s=timeout
+            )
+        except ReverieError as exc:  # the reviewer's kill switch, or closing
+            return {"namespace": self.name, "ran": False, "force": force, "reason": str(exc)}
+        assert isinstance(answer, dict)
+        return answer
+
+    async def skills(self, include_archived: bool = False) -> list[Skill]:
+        def read(conn: sqlite3.Connection) -> list[Skill]:
+            if include_archived:
+                return skills.every(conn, self.name)
+            return skills.registered(conn, self.name)
+
+        return await self.runtime.services.db.read(read)
+
+    async def pin_skill(self, name: str, pinned: bool = True) -> dict[str, Any]:
+        """A pinned skill is never curated."""
+        return await self._ask(PinSkill(self.name, name, pinned))
+
+    async def curate(self, apply: bool = False) -> dict[str, Any]:
+        """The curator's candidates; with ``apply``, archive them (reversibly)."""
+        return await self._ask(Curate(self.name, apply=apply))
+
+    async def restore_skill(self, name: str) -> dict[str, Any]:
+        """Bring an archived skill back: its directory and its registration."""
+        return await self._ask(Curate(self.name, restore=name))
+
+    async def _ask(self, message: Any) -> dict[str, Any]:
+        try:
+            result = await self.runtime.services.bus.ask(message)
         except ReverieError as exc:
             return error_result(str(exc))
         assert isinstance(result, dict)
@@ -385,6 +457,11 @@ class Session:
             span.set_attribute("reverie.turn", episode.turn)
             return episode
 
+    async def used_skill(self, name: str) -> dict[str, Any]:
+        """The agent used a skill: its idle clock restarts, so the curator keeps it."""
+        self._open()
+        return await self.namespace._ask(SkillUsed(self.namespace.name, self.id, name))
+
     async def idle(self) -> None:
         """The session went idle: the flush (L3) and then the review bus (L8) hear of it."""
         self._open()
@@ -427,12 +504,34 @@ def _topic_answer(
     }
 
 
-def open(
+def _configured_model(config: Config) -> Model:
+    """The offline model unless the config names a server (``REVERIE_MODEL_URL`` …)."""
+    settings = config.model
+    if not settings.url:
+        return OfflineModel()
+    return OpenAICompatible(
+        settings.url,
+        settings.name or "default",
+        settings.api_key,
+        timeout_s=settings.timeout_s,
+        retries=settings.retries,
+    )
+
+
+def open(  # noqa: A001
     home: str | Path,
     config: Config | None = None,
-    model: Any = None,  # noqa: A001
+    model: Model | None = None,
     clock: Clock | None = None,
     tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: metrics.MeterProvider | None = None,
 ) -> Reverie:
     """A runtime for ``home``, to be used as ``async with reverie.open(home) as rv``."""
-    return Reverie(home, config=config, model=model, clock=clock, tracer_provider=tracer_provider)
+    return Reverie(
+        home,
+        config=config,
+        model=model,
+        clock=clock,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+    )

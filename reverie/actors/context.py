@@ -1,15 +1,17 @@
-"""What every actor is given: the stores, the projector, settings, the clock and the bus."""
+"""What every actor is given: the stores, the projector, settings, the clock, the bus, the
+model and the telemetry instruments."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
 
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 
 from reverie.bus.bus import Bus
 from reverie.clock import Clock, iso
 from reverie.config import Config
+from reverie.model.seam import Model
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
 
@@ -22,6 +24,9 @@ class Services:
     clock: Clock
     bus: Bus
     tracer: trace.Tracer
+    model: Model
+    token_usage: metrics.Histogram
+    model_calls: metrics.Counter
 
     def now(self) -> str:
         return iso(self.clock.now())

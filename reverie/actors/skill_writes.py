@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
+from reverie.actors import curator
 from reverie.actors.write_base import Decision, Outcome, WriteBase, result
-from reverie.bus.messages import ToolCall
+from reverie.bus.messages import Curate, PinSkill, SkillUsed, ToolCall
 from reverie.errors import ToolInputError
 from reverie.stores import skills
 from reverie.stores.records import Skill
@@ -81,3 +83,100 @@ class SkillWrites(WriteBase):
             result(decision, f"skill:{cmd.name}", f"skill {cmd.name!r} {verb}", name=cmd.name),
             [project],
         )
+
+    # -- use, pin, curate ---------------------------------------------------------------
+
+    async def _skill_admin(self, message: SkillUsed | PinSkill | Curate) -> Outcome:
+        if isinstance(message, Curate):
+            return await self._curate(message)
+        return await self._write(lambda conn: self._skill_flag_txn(conn, message))
+
+    def _skill_flag_txn(self, conn: sqlite3.Connection, message: SkillUsed | PinSkill) -> Outcome:
+        current = skills.get(conn, self.namespace, message.name)
+        if current is None or current.archived_at is not None:
+            raise ToolInputError(f"no registered skill {message.name!r}")
+        now = self.s.now()
+        if isinstance(message, SkillUsed):
+            skills.mark_used(conn, self.namespace, message.name, now)
+            action, detail, session = "use", {"last_used_at": now}, message.session_id
+        else:
+            skills.set_pinned(conn, self.namespace, message.name, message.pinned)
+            action, detail, session = ("pin" if message.pinned else "unpin"), {}, None
+        self._audit(
+            conn,
+            actor="session" if isinstance(message, SkillUsed) else "cli",
+            action=action,
+            decision=Decision.PATCHED,
+            entry_id=f"skill:{message.name}",
+            target="skill",
+            session_id=session,
+            detail=detail,
+        )
+        return Outcome(
+            result(
+                Decision.PATCHED,
+                f"skill:{message.name}",
+                f"skill {message.name!r}: {action}",
+                name=message.name,
+            )
+        )
+
+    async def _curate(self, message: Curate) -> Outcome:
+        if message.restore is not None:
+            name = message.restore
+
+            def restore(conn: sqlite3.Connection) -> Outcome:
+                where = curator.restore(conn, self.s, self.namespace, name)
+                skill = skills.get(conn, self.namespace, name)
+                assert skill is not None
+
+                def project(_: sqlite3.Connection) -> None:
+                    curator.move_back(self.s, self.namespace, name, where)
+                    self.s.projector.write_skill(skill)
+
+                return Outcome(
+                    result(
+                        Decision.RESTORED,
+                        f"skill:{name}",
+                        f"skill {name!r} restored",
+                        name=name,
+                        archive_dir=where,
+                    ),
+                    [project],
+                )
+
+            return await self._write(restore)
+        if not message.apply:
+            now = self.s.clock.now()
+            found = await self.s.db.read(
+                lambda conn: curator.candidates(conn, self.s, self.namespace, now)
+            )
+            return Outcome(
+                result(
+                    Decision.NOOP,
+                    None,
+                    f"{len(found)} candidates (dry run)",
+                    candidates=found,
+                    archived=[],
+                    dry_run=True,
+                )
+            )
+
+        def archive(conn: sqlite3.Connection) -> Outcome:
+            archived = curator.apply(conn, self.s, self.namespace)
+            extra: dict[str, Any] = {"archived": archived, "dry_run": False}
+
+            def project(_: sqlite3.Connection) -> None:
+                curator.move_archived(self.s, self.namespace, archived)
+
+            return Outcome(
+                result(
+                    Decision.ARCHIVED if archived else Decision.NOOP,
+                    None,
+                    f"{len(archived)} skills archived",
+                    **extra,
+                ),
+                [project],
+            )
+
+        return await self._write(archive)

@@ -34,6 +34,7 @@ class Decision(StrEnum):
     CREATED = "CREATED"
     PATCHED = "PATCHED"
     RESTORED = "RESTORED"
+    ARCHIVED = "ARCHIVED"
     ERROR = "ERROR"
 
 

@@ -17,7 +17,16 @@ from reverie.actors.memory_writes import MemoryWrites
 from reverie.actors.skill_writes import SkillWrites
 from reverie.actors.topic_writes import TopicWrites
 from reverie.actors.write_base import Decision, Outcome, error_result
-from reverie.bus.messages import Envelope, Restore, ToolCall, TurnEnded, TurnRecord
+from reverie.bus.messages import (
+    Curate,
+    Envelope,
+    PinSkill,
+    Restore,
+    SkillUsed,
+    ToolCall,
+    TurnEnded,
+    TurnRecord,
+)
 from reverie.errors import StoreBusy, StoreError, ToolInputError
 from reverie.stores import entries, episodes, topics
 from reverie.stores.records import Episode
@@ -29,7 +38,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
     episode recording and restore."""
 
     name = "writer"
-    handles = (ToolCall, TurnRecord, Restore)
+    handles = (ToolCall, TurnRecord, Restore, SkillUsed, PinSkill, Curate)
 
     @property
     def enabled(self) -> bool:
@@ -48,6 +57,8 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
                 outcome = await self._tool(message)
             elif isinstance(message, Restore):
                 outcome = await self._restore(message)
+            elif isinstance(message, SkillUsed | PinSkill | Curate):
+                outcome = await self._skill_admin(message)
             else:
                 raise TypeError(f"writer cannot handle {type(message).__name__}")
         except ToolInputError as exc:

@@ -73,6 +73,30 @@ class Restore(Message):
     entry_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class SkillUsed(Message):
+    """The host reports that the agent used a skill (an ask)."""
+
+    session_id: str | None
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PinSkill(Message):
+    """Pin (or unpin) a skill: a pinned skill is never curated (an ask)."""
+
+    name: str
+    pinned: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Curate(Message):
+    """Archive the curator's candidates (``apply``), or restore one archived skill."""
+
+    apply: bool = False
+    restore: str | None = None
+
+
 class Reply:
     """The answer slot of an ask: set once, by the actor, with a value or an error."""
 

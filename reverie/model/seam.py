@@ -14,6 +14,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "integer": int,
     "number": (int, float),
     "boolean": bool,
+    "array": list,
 }
 
 
@@ -26,6 +27,9 @@ class Field:
     enum: tuple[str, ...] | None = None
     max_length: int | None = None
     description: str = ""
+    items: tuple[Field, ...] = ()
+    """For an ``array`` field: the fields of each item (a flat object)."""
+    max_items: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,49 +44,75 @@ class Schema:
     def __post_init__(self) -> None:
         if not self.fields or self.fields[0].name != "reasoning":
             raise ValueError("a Schema's first field must be 'reasoning'")
-        for item in self.fields:
-            if item.type not in _TYPES:
-                raise ValueError(f"unknown field type {item.type!r}")
+        _check_fields(self.fields)
 
     def json_schema(self) -> dict[str, Any]:
-        properties: dict[str, Any] = {}
-        for item in self.fields:
-            prop: dict[str, Any] = {"type": item.type}
-            if item.enum:
-                prop["enum"] = list(item.enum)
-            if item.max_length:
-                prop["maxLength"] = item.max_length
-            if item.description:
-                prop["description"] = item.description
-            properties[item.name] = prop
-        return {
-            "type": "object",
-            "properties": properties,
-            "required": [item.name for item in self.fields],
-            "additionalProperties": False,
-        }
+        return _object_schema(self.fields)
 
     def validate(self, data: object) -> dict[str, Any]:
         """The answer if it fits the schema; ValueError naming the first problem if not."""
-        if not isinstance(data, dict):
-            raise ValueError("the answer is not a JSON object")
-        clean: dict[str, Any] = {}
-        for item in self.fields:
-            if item.name not in data:
-                raise ValueError(f"the answer lacks {item.name!r}")
-            value = data[item.name]
-            expected = _TYPES[item.type]
-            if isinstance(value, bool) and item.type in {"integer", "number"}:
-                raise ValueError(f"{item.name!r} must be {item.type}")
-            if not isinstance(value, expected):
-                raise ValueError(f"{item.name!r} must be {item.type}")
-            if item.enum is not None and value not in item.enum:
-                raise ValueError(f"{item.name!r} must be one of {list(item.enum)}")
-            if item.max_length is not None and isinstance(value, str):
-                if len(value) > item.max_length:
-                    raise ValueError(f"{item.name!r} is longer than {item.max_length}")
-            clean[item.name] = value
-        return clean
+        return _validate_object(self.fields, data, "the answer")
+
+
+def _check_fields(fields: tuple[Field, ...]) -> None:
+    for item in fields:
+        if item.type not in _TYPES:
+            raise ValueError(f"unknown field type {item.type!r}")
+        if (item.type == "array") != bool(item.items):
+            raise ValueError(f"{item.name!r}: items are given for array fields, and only there")
+        _check_fields(item.items)
+
+
+def _object_schema(fields: tuple[Field, ...]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for item in fields:
+        prop: dict[str, Any] = {"type": item.type}
+        if item.enum:
+            prop["enum"] = list(item.enum)
+        if item.max_length:
+            prop["maxLength"] = item.max_length
+        if item.description:
+            prop["description"] = item.description
+        if item.items:
+            prop["items"] = _object_schema(item.items)
+            if item.max_items is not None:
+                prop["maxItems"] = item.max_items
+        properties[item.name] = prop
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [item.name for item in fields],
+        "additionalProperties": False,
+    }
+
+
+def _validate_object(fields: tuple[Field, ...], data: object, where: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ValueError(f"{where} is not a JSON object")
+    clean: dict[str, Any] = {}
+    for item in fields:
+        if item.name not in data:
+            raise ValueError(f"{where} lacks {item.name!r}")
+        value = data[item.name]
+        expected = _TYPES[item.type]
+        if isinstance(value, bool) and item.type in {"integer", "number"}:
+            raise ValueError(f"{item.name!r} must be {item.type}")
+        if not isinstance(value, expected):
+            raise ValueError(f"{item.name!r} must be {item.type}")
+        if item.enum is not None and value not in item.enum:
+            raise ValueError(f"{item.name!r} must be one of {list(item.enum)}")
+        if item.max_length is not None and isinstance(value, str):
+            if len(value) > item.max_length:
+                raise ValueError(f"{item.name!r} is longer than {item.max_length}")
+        if item.type == "array":
+            if item.max_items is not None and len(value) > item.max_items:
+                raise ValueError(f"{item.name!r} has more than {item.max_items} items")
+            value = [
+                _validate_object(item.items, element, f"{item.name}[{i}]")
+                for i, element in enumerate(value)
+            ]
+        clean[item.name] = value
+    return clean
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +124,9 @@ class Prompt:
     user: str
     schema: Schema
     max_tokens: int = 512
+    payload: dict[str, Any] = field(default_factory=dict)
+    """The question as data: what the offline rules read (``user`` renders it for a
+    remote model)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from reverie.stores import entries, skills, topics
+from reverie.stores import entries, review_state, skills, topics
 from reverie.stores.records import Fact, Skill
 
 FILES = {"memory": "MEMORY.md", "user": "USER.md", "soul": "SOUL.md"}
@@ -121,6 +121,33 @@ class Projector:
 
         self._flocked(append)
 
+    def log_file(self, namespace: str, name: str) -> Path:
+        return self.namespace_dir(namespace) / "logs" / "wiki" / f"{name}.jsonl"
+
+    def summary_file(self, namespace: str, topic: str) -> Path:
+        return self.namespace_dir(namespace) / "topics" / topic / "summary.md"
+
+    def append_log(self, namespace: str, name: str, records: list[dict[str, Any]]) -> None:
+        """Append records to one of the jsonl log family (distill, promotions, conflicts,
+        curator) under ``logs/wiki/``."""
+        if not records:
+            return
+        path = self.log_file(namespace, name)
+        lines = "".join(_line(r) for r in records)
+
+        def append() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(lines)
+                handle.flush()
+                os.fsync(handle.fileno())
+
+        self._flocked(append)
+
+    def write_summary(self, namespace: str, topic: str, summary: str) -> None:
+        path = self.summary_file(namespace, topic)
+        self._flocked(lambda: atomic_write(path, summary + "\n"))
+
     def write_skill(self, skill: Skill) -> None:
         path = self.skill_file(skill.namespace, skill.name)
         text = skill_markdown(skill)
@@ -162,6 +189,11 @@ class Projector:
             path = self.history_file(namespace, topic)
             if not path.exists() or _line_count(path) != len(events) or not _whole(path):
                 atomic_write(path, "".join(_line(e) for e in events))
+                rebuilt.append(str(path.relative_to(self.home)))
+            summary = review_state.get(conn, namespace, f"summary:{topic}")
+            path = self.summary_file(namespace, topic)
+            if summary and _read(path) != summary + "\n":
+                atomic_write(path, summary + "\n")
                 rebuilt.append(str(path.relative_to(self.home)))
         for skill in skills.registered(conn, namespace):
             path = self.skill_file(namespace, skill.name)

@@ -171,4 +171,33 @@ MIGRATIONS: Final[tuple[str, ...]] = (
                 new.namespace);
     END;
     """,
+    # 2: the self-learning loop: per-turn extracts, reverie's own text, skill archives
+    """
+    ALTER TABLE episodes ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE episodes ADD COLUMN weight TEXT;
+
+    CREATE TABLE extracts (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        episode_id INTEGER NOT NULL REFERENCES episodes (id),
+        speaker TEXT NOT NULL CHECK (speaker IN ('user', 'assistant')),
+        text TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        weight TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (episode_id, speaker, text)
+    );
+    CREATE INDEX extracts_ns ON extracts (namespace, id);
+
+    CREATE TABLE generated (
+        namespace TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        source TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, norm)
+    );
+
+    ALTER TABLE skills ADD COLUMN archive_dir TEXT;
+    """,
 )

@@ -60,3 +60,55 @@ def update_body(conn: sqlite3.Connection, namespace: str, name: str, body: str, 
         " WHERE namespace = ? AND name = ?",
         (body, when, when, namespace, name),
     )
+
+
+def set_pinned(conn: sqlite3.Connection, namespace: str, name: str, pinned: bool) -> None:
+    conn.execute(
+        "UPDATE skills SET pinned = ? WHERE namespace = ? AND name = ?",
+        (int(pinned), namespace, name),
+    )
+
+
+def mark_used(conn: sqlite3.Connection, namespace: str, name: str, when: str) -> None:
+    conn.execute(
+        "UPDATE skills SET last_used_at = ? WHERE namespace = ? AND name = ?",
+        (when, namespace, name),
+    )
+
+
+def archive(
+    conn: sqlite3.Connection, namespace: str, name: str, when: str, archive_dir: str
+) -> None:
+    """Deregister: the row stays, marked archived, with where its directory went."""
+    conn.execute(
+        "UPDATE skills SET archived_at = ?, archive_dir = ? WHERE namespace = ? AND name = ?",
+        (when, archive_dir, namespace, name),
+    )
+
+
+def unarchive(conn: sqlite3.Connection, namespace: str, name: str, when: str) -> None:
+    conn.execute(
+        "UPDATE skills SET archived_at = NULL, archive_dir = NULL, last_used_at = ?"
+        " WHERE namespace = ? AND name = ?",
+        (when, namespace, name),
+    )
+
+
+def archive_dir(conn: sqlite3.Connection, namespace: str, name: str) -> str | None:
+    row = fetchone(
+        conn,
+        "SELECT archive_dir FROM skills WHERE namespace = ? AND name = ?"
+        " AND archived_at IS NOT NULL",
+        (namespace, name),
+    )
+    return None if row is None else row[0]
+
+
+def every(conn: sqlite3.Connection, namespace: str) -> list[Skill]:
+    """Registered and archived skills."""
+    return [
+        _skill(row)
+        for row in fetchall(
+            conn, f"SELECT {_COLUMNS} FROM skills WHERE namespace = ? ORDER BY name", (namespace,)
+        )
+    ]

@@ -175,3 +175,19 @@ def all_facts(conn: sqlite3.Connection, namespace: str, topic: str) -> list[Fact
             (namespace, topic),
         )
     ]
+
+
+def corrected(
+    conn: sqlite3.Connection, namespace: str, min_depth: int, created_before: str
+) -> list[Fact]:
+    """Live facts whose chain was corrected (depth >= ``min_depth``) and that have stood
+    since ``created_before``: the most maintained first, then the oldest."""
+    return [
+        _fact(row)
+        for row in fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND invalid_at IS NULL"
+            " AND depth >= ? AND created_at <= ? ORDER BY depth DESC, created_at, id",
+            (namespace, min_depth, created_before),
+        )
+    ]

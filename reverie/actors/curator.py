@@ -1,0 +1,185 @@
+"""L7, the skill curator: retire agent-built skills nobody uses, reversibly.
+
+A skill is a candidate only when all four hold: ``created_by`` is ``skill_manage`` (official,
+preinstalled and marketplace skills are never touched), it is not pinned, it has been idle
+for ``idle_days`` (90), and its directory really exists. The review pass only reports
+(``curator.jsonl``); archiving happens when asked (``reverie curator --apply``): the row is
+marked archived (deregistered) and the directory moved to ``skills/.archive/<name>__<ts>/``.
+``--restore NAME`` undoes both. A report-only scan lists near-duplicate and oversized skills.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from reverie.actors.context import Services
+from reverie.actors.stage import Stage
+from reverie.clock import iso
+from reverie.errors import ToolInputError
+from reverie.rules.similarity import jaccard, word_set
+from reverie.stores import ledger, skills
+from reverie.stores.records import Skill
+from reverie.telemetry.tracing import trace_id_hex
+
+
+def idle_since(skill: Skill) -> str:
+    return skill.last_used_at or skill.updated_at or skill.created_at
+
+
+def skill_dir(services: Services, namespace: str, name: str) -> Path:
+    return services.projector.skill_file(namespace, name).parent
+
+
+def candidates(
+    conn: sqlite3.Connection, services: Services, namespace: str, now: datetime
+) -> list[dict[str, Any]]:
+    """The four-condition safety model, applied to the registered skills."""
+    cutoff = iso(now - timedelta(days=services.config.curator.idle_days))
+    out = []
+    for skill in skills.registered(conn, namespace):
+        if skill.created_by != "skill_manage" or skill.pinned:
+            continue
+        if idle_since(skill) > cutoff or not skill_dir(services, namespace, skill.name).is_dir():
+            continue
+        out.append({"name": skill.name, "idle_since": idle_since(skill)})
+    return out
+
+
+def scan(registered: list[Skill], overlap: float, bloat_chars: int) -> list[dict[str, Any]]:
+    """Report-only: near-duplicate pairs of skills, and skills over the size budget."""
+    found: list[dict[str, Any]] = []
+    for i, a in enumerate(registered):
+        if len(a.body) > bloat_chars:
+            found.append(
+                {"kind": "bloat", "name": a.name, "chars": len(a.body), "limit": bloat_chars}
+            )
+        for b in registered[i + 1 :]:
+            score = jaccard(word_set(a.body), word_set(b.body))
+            if score >= overlap:
+                found.append(
+                    {"kind": "overlap", "names": [a.name, b.name], "similarity": round(score, 3)}
+                )
+    return found
+
+
+class Curator(Stage):
+    name = "curator"
+
+    @property
+    def cfg(self) -> Any:
+        return self.s.config.curator
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.cfg.enabled)
+
+    @property
+    def budget_s(self) -> float:
+        return float(self.cfg.timeout_s)
+
+    @property
+    def interval(self) -> timedelta:
+        return timedelta(hours=self.cfg.interval_h)
+
+    async def run(self) -> dict[str, Any]:
+        """The dry run: report candidates and the overlap / bloat scan, move nothing."""
+        now = self.s.clock.now()
+
+        def look(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            found = candidates(conn, self.s, self.namespace, now)
+            return found, scan(
+                skills.registered(conn, self.namespace),
+                self.cfg.overlap_threshold,
+                self.cfg.bloat_chars,
+            )
+
+        found, issues = await self.s.db.read(look)
+        stamp = self.s.now()
+        records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
+        records += [{"ts": stamp, "action": "report", **i} for i in issues]
+
+        def finish(conn: sqlite3.Connection) -> None:
+            self.done(conn, {"candidates": [c["name"] for c in found], "issues": len(issues)})
+
+        await self.s.db.write(finish, then=lambda conn, _: self.log("curator", records))
+        return {"candidates": found, "issues": issues, "dry_run": True}
+
+
+def apply(conn: sqlite3.Connection, services: Services, namespace: str) -> list[dict[str, Any]]:
+    """Archive every candidate (inside the writer's transaction); the directories are moved
+    by :func:`move_archived` after the commit."""
+    now = services.clock.now()
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    archived = []
+    for found in candidates(conn, services, namespace, now):
+        name = found["name"]
+        target = f"skills/.archive/{name}__{stamp}"
+        skills.archive(conn, namespace, name, iso(now), target)
+        _audit(
+            conn,
+            services,
+            namespace,
+            name,
+            "archive",
+            "ARCHIVED",
+            {"archive_dir": target, "idle_since": found["idle_since"]},
+        )
+        archived.append({"name": name, "archive_dir": target, "idle_since": found["idle_since"]})
+    return archived
+
+
+def move_archived(services: Services, namespace: str, archived: list[dict[str, Any]]) -> None:
+    base = services.projector.namespace_dir(namespace)
+    for item in archived:
+        source = skill_dir(services, namespace, item["name"])
+        target = base / item["archive_dir"]
+        if source.is_dir() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(source), str(target))
+
+
+def restore(conn: sqlite3.Connection, services: Services, namespace: str, name: str) -> str:
+    """Register an archived skill again (inside the writer's transaction); returns where its
+    directory was archived, for :func:`move_back`."""
+    where = skills.archive_dir(conn, namespace, name)
+    if where is None:
+        raise ToolInputError(f"no archived skill {name!r} in namespace {namespace!r}")
+    skills.unarchive(conn, namespace, name, services.now())
+    _audit(conn, services, namespace, name, "restore", "RESTORED", {"archive_dir": where})
+    return where
+
+
+def move_back(services: Services, namespace: str, name: str, where: str) -> None:
+    """Move the directory back; the SKILL.md is rewritten from the database either way."""
+    source = services.projector.namespace_dir(namespace) / where
+    target = skill_dir(services, namespace, name)
+    if source.is_dir() and not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(source), str(target))
+
+
+def _audit(
+    conn: sqlite3.Connection,
+    services: Services,
+    namespace: str,
+    name: str,
+    action: str,
+    decision: str,
+    detail: dict[str, Any],
+) -> None:
+    ledger.append(
+        conn,
+        ts=services.now(),
+        namespace=namespace,
+        actor="curator",
+        action=action,
+        decision=decision,
+        entry_id=f"skill:{name}",
+        target="skill",
+        trace_id=trace_id_hex(),
+        detail=detail,
+    )

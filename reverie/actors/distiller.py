@@ -1,0 +1,158 @@
+"""L4, daily distillation: rewrite summary.md of the topics that changed.
+
+A topic is re-distilled only when facts were added since its own watermark (the highest
+fact row it was last distilled from); at most ``max_topics`` per round, most recently
+updated first. A topic whose summary failed, was deferred or did not fit the budget keeps
+its watermark and is retried next round. The summary comes from live facts only and must
+pass the rules (length, no value that no live fact carries) before it is stored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+from typing import Any
+
+from opentelemetry import trace
+
+from reverie.actors.judging import consult
+from reverie.actors.stage import Stage
+from reverie.model import questions
+from reverie.model.seam import Deferred
+from reverie.rules.consolidation import summary_problem
+from reverie.stores import generated, review_state, topics
+from reverie.telemetry.logs import get_logger
+
+log = get_logger("reverie.distiller")
+
+
+def watermark_key(topic: str) -> str:
+    return f"distill:watermark:{topic}"
+
+
+def summary_key(topic: str) -> str:
+    return f"summary:{topic}"
+
+
+class Distiller(Stage):
+    name = "distiller"
+
+    @property
+    def cfg(self) -> Any:
+        return self.s.config.distiller
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.cfg.enabled)
+
+    @property
+    def budget_s(self) -> float:
+        return float(self.cfg.timeout_s)
+
+    @property
+    def interval(self) -> timedelta:
+        return timedelta(hours=self.cfg.interval_h)
+
+    def _stale(self, conn: sqlite3.Connection) -> list[tuple[str, int]]:
+        """Topics with facts past their watermark, most recently updated first."""
+        rows = conn.execute(
+            "SELECT t.name, max(f.rowid) FROM topics t JOIN facts f"
+            " ON f.namespace = t.namespace AND f.topic = t.name WHERE t.namespace = ?"
+            " GROUP BY t.name ORDER BY t.updated_at DESC, t.name",
+            (self.namespace,),
+        ).fetchall()
+        return [
+            (name, top)
+            for name, top in rows
+            if top > int(review_state.get(conn, self.namespace, watermark_key(name), 0))
+        ]
+
+    async def run(self) -> dict[str, Any]:
+        stale = await self.s.db.read(self._stale)
+        chosen, over = stale[: self.cfg.max_topics], stale[self.cfg.max_topics :]
+        results = []
+        for topic, top in chosen:
+            try:
+                results.append(await self._distil(topic, top))
+            except Exception as exc:  # one topic's failure is not the round's
+                log.warning(
+                    "distill_failed", namespace=self.namespace, topic=topic, error=repr(exc)
+                )
+                results.append({"topic": topic, "status": "failed", "error": repr(exc)})
+        results += [{"topic": topic, "status": "over_budget"} for topic, _ in over]
+        now = self.s.now()
+        records = [{"ts": now, **r} for r in results if r["status"] != "distilled"]
+
+        def finish(conn: sqlite3.Connection) -> None:
+            self.done(conn, {"topics": {r["topic"]: r["status"] for r in results}})
+
+        await self.s.db.write(finish, then=lambda conn, _: self.log("distill", records))
+        distilled = sum(1 for r in results if r["status"] == "distilled")
+        return {
+            "distilled": distilled,
+            "retry_next_round": len(results) - distilled,
+            "topics": results,
+        }
+
+    async def _distil(self, topic: str, top: int) -> dict[str, Any]:
+        live = await self.s.db.read(lambda conn: topics.live(conn, self.namespace, topic))
+        prompt = questions.distill(
+            topic,
+            [
+                {"id": f.id, "content": f.content, "depth": f.depth, "since": f.created_at}
+                for f in live
+            ],
+            self.cfg.summary_chars,
+        )
+        answer = await consult(self.s, self.namespace, prompt)
+        tokens = {
+            "input_tokens": answer.usage.input_tokens,
+            "output_tokens": answer.usage.output_tokens,
+        }
+        if isinstance(answer, Deferred):
+            return {"topic": topic, "status": "deferred", "reason": answer.reason, **tokens}
+        summary = " ".join(str(answer.data["summary"]).split())
+        problem = summary_problem(summary, [f.content for f in live], self.cfg.summary_chars)
+        if problem is not None:
+            return {"topic": topic, "status": "rejected", "reason": problem, **tokens}
+        record = {
+            "ts": self.s.now(),
+            "topic": topic,
+            "status": "distilled",
+            "facts": len(live),
+            "chars": len(summary),
+            "watermark": top,
+            "model": self.s.model.name,
+            **tokens,
+        }
+
+        def store(conn: sqlite3.Connection) -> None:
+            now = self.s.now()
+            review_state.put(conn, self.namespace, summary_key(topic), summary, now)
+            review_state.put(conn, self.namespace, watermark_key(topic), top, now)
+            generated.remember(conn, self.namespace, summary, "distiller", now)
+            self.audit(
+                conn,
+                "distill",
+                "DONE",
+                f"topic:{topic}",
+                record,
+                target=topic,
+                after={"summary": summary},
+            )
+
+        def project(_: sqlite3.Connection, __: None) -> None:
+            self.project(lambda: self.s.projector.write_summary(self.namespace, topic, summary))
+            self.log("distill", [record])
+
+        await self.s.db.write(store, then=project)
+        trace.get_current_span().add_event(
+            "memory.distill",
+            {
+                "reverie.topic": topic,
+                "reverie.distill.facts": len(live),
+                "reverie.distill.chars": len(summary),
+            },
+        )
+        log.info("memory.distill", namespace=self.namespace, topic=topic, chars=len(summary))
+        return record

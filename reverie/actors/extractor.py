@@ -1,0 +1,95 @@
+"""L2, the extractor: after each turn, the candidate statements worth showing the flush.
+
+No model call. The thalamus filter, the verification ladder and the tags are rules
+(``reverie.rules.extraction``); text reverie injected — the snapshot block, review
+reports, and any sentence that repeats a summary, a promotion or a live entry — is dropped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from opentelemetry import trace
+
+from reverie.actors.context import Services
+from reverie.bus.actor import Actor
+from reverie.bus.messages import Envelope, TurnEnded
+from reverie.rules.extraction import Candidate, candidates
+from reverie.rules.similarity import near_duplicate, values, word_set
+from reverie.stores import entries, extracts, generated
+from reverie.stores.db import fetchone
+from reverie.tools import MEMORY_TARGETS
+
+CATCH_UP_LIMIT = 500
+
+
+class Extractor(Actor):
+    name = "extractor"
+    handles = (TurnEnded,)
+
+    def __init__(self, namespace: str, services: Services) -> None:
+        super().__init__(namespace)
+        self.s = services
+
+    @property
+    def enabled(self) -> bool:
+        return self.s.config.extractor.enabled
+
+    @property
+    def budget_s(self) -> float:
+        return self.s.config.extractor.timeout_s
+
+    async def on_receive(self, envelope: Envelope) -> Any:
+        message = envelope.message
+        assert isinstance(message, TurnEnded)
+        added = await self.s.db.write(
+            lambda conn: extract(conn, self.s, self.namespace, message.episode_id)
+        )
+        trace.get_current_span().set_attribute("reverie.extract.candidates", added)
+        return added
+
+
+def extract(conn: sqlite3.Connection, services: Services, namespace: str, episode_id: int) -> int:
+    """Extract one episode's candidates, once (inside the caller's write transaction)."""
+    row = fetchone(
+        conn,
+        "SELECT session_id, user_text, assistant_text FROM episodes"
+        " WHERE id = ? AND namespace = ? AND weight IS NULL",
+        (episode_id, namespace),
+    )
+    if row is None:  # unknown, or extracted already
+        return 0
+    min_chars = services.config.extractor.min_chars
+    own = generated.norms(conn, namespace)
+    known = [e.content for t in MEMORY_TARGETS for e in entries.live(conn, namespace, t)]
+    found: list[tuple[str, Candidate]] = []
+    for speaker, text in (("user", row[1]), ("assistant", row[2])):
+        for candidate in candidates(text or "", min_chars):
+            if generated.is_generated(candidate.text, own) or any(
+                near_duplicate(candidate.text, k, 0.8) for k in known
+            ):
+                continue
+            if any(_echoes(candidate.text, earlier.text) for _, earlier in found):
+                continue  # the assistant repeating what the user just said
+            found.append((speaker, candidate))
+    return extracts.record(conn, namespace, row[0], episode_id, found, services.now())
+
+
+def _echoes(text: str, earlier: str) -> bool:
+    """Whether a sentence only repeats (a part of) an earlier one of the same turn."""
+    words = word_set(text)
+    return bool(words) and words <= word_set(earlier) and values(text) <= values(earlier)
+
+
+def catch_up(conn: sqlite3.Connection, services: Services, namespace: str) -> int:
+    """Extract every episode not extracted yet: a turn whose TurnEnded was still queued, or
+    lost to a crash after its episode was committed, is extracted before a flush reads."""
+    pending = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM episodes WHERE namespace = ? AND weight IS NULL ORDER BY id LIMIT ?",
+            (namespace, CATCH_UP_LIMIT),
+        )
+    ]
+    return sum(extract(conn, services, namespace, episode_id) for episode_id in pending)

@@ -1,0 +1,104 @@
+"""Every model call of every stage goes through :func:`consult`: one span, the token
+metric, and a ledger row, so background cost is counted per stage and never hidden."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from reverie.actors.context import Services
+from reverie.model.seam import Answer, Deferred, Prompt
+from reverie.stores import ledger
+from reverie.telemetry.logs import get_logger
+from reverie.telemetry.tracing import trace_id_hex
+
+log = get_logger("reverie.model")
+
+
+async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer | Deferred:
+    """Ask the model; never raises (an unexpected error is a Deferred too)."""
+    model = services.model
+    with services.tracer.start_as_current_span(f"chat {model.name}", kind=SpanKind.CLIENT) as span:
+        span.set_attribute("gen_ai.operation.name", "chat")
+        span.set_attribute("gen_ai.request.model", model.name)
+        span.set_attribute("gen_ai.memory.store.id", namespace)
+        span.set_attribute("reverie.stage", prompt.stage)
+        span.set_attribute("reverie.prompt.chars", len(prompt.system) + len(prompt.user))
+        try:
+            answer = await model.judge(prompt)
+        except Exception as exc:  # a model implementation that raises is still contained
+            log.error("model_raised", stage=prompt.stage, error=repr(exc))
+            answer = Deferred(f"the model raised {type(exc).__name__}")
+        usage = answer.usage
+        outcome = "answered" if isinstance(answer, Answer) else "deferred"
+        span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+        span.set_attribute("reverie.model.attempts", usage.calls)
+        span.set_attribute("reverie.model.outcome", outcome)
+        if isinstance(answer, Deferred):
+            span.set_status(Status(StatusCode.ERROR, answer.reason))
+        base = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": model.name,
+            "reverie.stage": prompt.stage,
+        }
+        services.model_calls.add(1, {**base, "reverie.model.outcome": outcome})
+        services.token_usage.record(usage.input_tokens, {**base, "gen_ai.token.type": "input"})
+        services.token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
+        detail = {
+            "model": model.name,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "attempts": usage.calls,
+            "prompt_chars": len(prompt.system) + len(prompt.user),
+        }
+        if isinstance(answer, Deferred):
+            detail["reason"] = answer.reason
+        trace_id = trace_id_hex()
+
+        def record(conn: sqlite3.Connection) -> None:
+            ledger.append(
+                conn,
+                ts=services.now(),
+                namespace=namespace,
+                actor=prompt.stage,
+                action="model_call",
+                decision=outcome.upper(),
+                entry_id=None,
+                trace_id=trace_id,
+                detail=detail,
+            )
+
+        try:
+            await services.db.write(record)
+        except Exception as exc:  # the count is lost, the answer is not
+            log.warning("model_call_not_recorded", stage=prompt.stage, error=repr(exc))
+        return answer
+
+
+def calls_per_stage(
+    conn: sqlite3.Connection, namespace: str | None = None
+) -> dict[str, dict[str, int]]:
+    """Model calls, deferrals and tokens per stage, from the ledger."""
+    sql = (
+        "SELECT actor, decision, count(*), sum(json_extract(detail, '$.input_tokens')),"
+        " sum(json_extract(detail, '$.output_tokens')) FROM ledger WHERE action = 'model_call'"
+    )
+    params: tuple[str, ...] = ()
+    if namespace is not None:
+        sql += " AND namespace = ?"
+        params = (namespace,)
+    out: dict[str, dict[str, int]] = {}
+    for actor, decision, count, tokens_in, tokens_out in conn.execute(
+        sql + " GROUP BY actor, decision", params
+    ):
+        row = out.setdefault(
+            actor, {"calls": 0, "deferred": 0, "input_tokens": 0, "output_tokens": 0}
+        )
+        row["calls"] += count
+        if decision == "DEFERRED":
+            row["deferred"] += count
+        row["input_tokens"] += tokens_in or 0
+        row["output_tokens"] += tokens_out or 0
+    return out

@@ -1,0 +1,205 @@
+"""L6, weekly promotion: durable topic facts become rules in MEMORY.md — the seed's four
+stages, exactly.
+
+1. Rule gate (free): live facts whose chain was corrected at least once (depth >= 2), that
+   have survived >= 3 days, were never decided, and are not text reverie wrote itself;
+   at most 8 per round, the most maintained first.
+2. Model gate (one bounded call) against the current MEMORY.md: promote with a rewrite of
+   at most 220 chars that keeps the fact's numbers, IDs and paths — checked by rules before
+   anything is written — or skip. A verdict is final.
+3. Write through the writer, at most 2 per round: a near-duplicate in MEMORY.md is a final
+   skip; a failed write is ``deferred`` and one over the budget ``deferred_budget``; both
+   are re-queued next round. A deferred model answer defers every candidate.
+4. Audit: decided ids in a FIFO of at most 400 in review state, ``promotions.jsonl``, the
+   ledger, and the ``memory.promotion`` event. Kill switch: ``promotion_enabled``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+from typing import Any
+
+from opentelemetry import trace
+
+from reverie.actors.judging import consult
+from reverie.actors.stage import Stage
+from reverie.bus.messages import ToolCall
+from reverie.clock import iso
+from reverie.errors import ReverieError
+from reverie.model import questions
+from reverie.model.seam import Deferred
+from reverie.rules.consolidation import rewrite_problem
+from reverie.stores import entries, generated, review_state, topics
+from reverie.stores.records import Fact
+from reverie.telemetry.logs import get_logger
+from reverie.tools import MemoryCommand
+
+log = get_logger("reverie.promoter")
+
+DONE_IDS = "promotion_done_ids"
+# Actors whose text is reverie's own: never a promotion candidate.
+GENERATED_BY = frozenset({"promoter", "distiller", "linter", "reviewer", "curator"})
+
+
+class Promoter(Stage):
+    name = "promoter"
+
+    @property
+    def cfg(self) -> Any:
+        return self.s.config.promoter
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.cfg.promotion_enabled)
+
+    @property
+    def budget_s(self) -> float:
+        return float(self.cfg.timeout_s)
+
+    @property
+    def interval(self) -> timedelta:
+        return timedelta(hours=self.cfg.interval_h)
+
+    # -- 1. the rule gate ----------------------------------------------------------------
+
+    def candidates(self, conn: sqlite3.Connection, now: datetime) -> list[Fact]:
+        decided = set(review_state.get(conn, self.namespace, DONE_IDS, []))
+        cutoff = iso(now - timedelta(hours=self.cfg.min_age_h))
+        own = generated.norms(conn, self.namespace)
+        out = []
+        for fact in topics.corrected(conn, self.namespace, self.cfg.min_chain_depth, cutoff):
+            if fact.id in decided or fact.created_by in GENERATED_BY:
+                continue
+            if generated.is_generated(fact.content, own):
+                continue
+            out.append(fact)
+            if len(out) >= self.cfg.max_candidates:
+                break
+        return out
+
+    # -- the round -----------------------------------------------------------------------
+
+    async def run(self) -> dict[str, Any]:
+        now = self.s.clock.now()
+
+        def gate(conn: sqlite3.Connection) -> tuple[list[Fact], list[str]]:
+            memory = [e.content for e in entries.live(conn, self.namespace, "memory")]
+            return self.candidates(conn, now), memory
+
+        candidates, memory = await self.s.db.read(gate)
+        outcomes: list[dict[str, Any]] = []
+        if candidates:
+            outcomes = await self._judge_and_write(candidates, memory)
+        decided = [o["fact_id"] for o in outcomes if o["verdict"] in {"promoted", "skip"}]
+        stamp = self.s.now()
+        records = [{"ts": stamp, **o} for o in outcomes]
+        counts: dict[str, int] = {}
+        for o in outcomes:
+            counts[o["verdict"]] = counts.get(o["verdict"], 0) + 1
+
+        def finish(conn: sqlite3.Connection) -> None:
+            fifo = list(review_state.get(conn, self.namespace, DONE_IDS, []))
+            fifo = [i for i in fifo if i not in decided] + decided
+            review_state.put(conn, self.namespace, DONE_IDS, fifo[-self.cfg.decided_fifo :], stamp)
+            for o in outcomes:
+                self.audit(conn, "promote", o["verdict"].upper(), o["fact_id"], o, target="memory")
+            self.done(conn, {"candidates": len(candidates), **counts})
+
+        await self.s.db.write(finish, then=lambda conn, _: self.log("promotions", records))
+        trace.get_current_span().add_event(
+            "memory.promotion",
+            {
+                "reverie.promotion.candidates": len(candidates),
+                **{f"reverie.promotion.{k}": v for k, v in counts.items()},
+            },
+        )
+        log.info("memory.promotion", namespace=self.namespace, candidates=len(candidates), **counts)
+        return {"candidates": len(candidates), **counts, "outcomes": outcomes}
+
+    # -- 2. the model gate, 3. the writes ------------------------------------------------
+
+    async def _judge_and_write(
+        self, candidates: list[Fact], memory: list[str]
+    ) -> list[dict[str, Any]]:
+        limit = self.cfg.rewrite_chars
+        prompt = questions.promote(
+            memory,
+            [
+                {"id": i, "content": f.content, "topic": f.topic, "depth": f.depth}
+                for i, f in enumerate(candidates)
+            ],
+            limit,
+        )
+        answer = await consult(self.s, self.namespace, prompt)
+        if isinstance(answer, Deferred):
+            return [self._outcome(f, "deferred", reason=answer.reason) for f in candidates]
+        verdicts = {v["id"]: v for v in answer.data["verdicts"]}
+        outcomes = []
+        writes = 0
+        for index, fact in enumerate(candidates):
+            verdict = verdicts.get(index)
+            if verdict is None:
+                outcomes.append(self._outcome(fact, "deferred", reason="no verdict given"))
+                continue
+            if verdict["verdict"] == "skip":
+                outcomes.append(self._outcome(fact, "skip", reason=verdict["reason"]))
+                continue
+            text = " ".join(verdict["rewrite"].split())
+            problem = rewrite_problem(text, fact.content, fact.topic, limit)
+            if problem is not None:
+                outcomes.append(
+                    self._outcome(fact, "skip", reason=f"rewrite refused: {problem}", rewrite=text)
+                )
+                continue
+            if writes >= self.cfg.max_writes:
+                outcomes.append(
+                    self._outcome(
+                        fact,
+                        "deferred_budget",
+                        rewrite=text,
+                        reason=f"over {self.cfg.max_writes} writes",
+                    )
+                )
+                continue
+            outcome = await self._write(fact, text)
+            writes += outcome["verdict"] == "promoted"
+            outcomes.append(outcome)
+        return outcomes
+
+    async def _write(self, fact: Fact, text: str) -> dict[str, Any]:
+        command = MemoryCommand("add", "memory", text, None)
+        try:
+            result = await self.s.bus.ask(ToolCall(self.namespace, None, command, actor=self.name))
+        except (ReverieError, TimeoutError) as exc:
+            return self._outcome(fact, "deferred", rewrite=text, reason=f"write failed: {exc!r}")
+        assert isinstance(result, dict)
+        decision = result["decision"]
+        if decision == "ADD":
+            entry_id = result["entry_id"]
+
+            def remember(conn: sqlite3.Connection) -> None:
+                generated.remember(conn, self.namespace, text, "promoter", self.s.now())
+
+            await self.s.db.write(remember)
+            return self._outcome(fact, "promoted", rewrite=text, entry_id=entry_id)
+        if decision == "NOOP":
+            return self._outcome(
+                fact,
+                "skip",
+                rewrite=text,
+                reason=f"near-duplicate of {result.get('entry_id')} in MEMORY.md",
+            )
+        return self._outcome(
+            fact, "deferred", rewrite=text, reason=f"write refused: {result.get('error', decision)}"
+        )
+
+    def _outcome(self, fact: Fact, verdict: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "fact_id": fact.id,
+            "topic": fact.topic,
+            "content": fact.content,
+            "depth": fact.depth,
+            "verdict": verdict,
+            **extra,
+        }

@@ -1,0 +1,148 @@
+"""L8, the review bus (bg_review): the only scheduler there is, and it is not resident.
+
+A pass runs when a session goes idle (after its flush) and the 6 h cooldown on the clock
+has passed, or when the host forces one. The cooldown check and a lease row are taken in
+one transaction, so of several processes sharing a home only one runs a pass. The stages
+run in the seed's order — lint (L5), distill (L4), promote (L6), curate (L7) — each behind
+its own kill switch, due-check, time budget and span, and each fails silently.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import anyio
+from opentelemetry.trace import Status, StatusCode
+
+from reverie.actors.context import Services
+from reverie.actors.curator import Curator
+from reverie.actors.distiller import Distiller
+from reverie.actors.linter import Linter
+from reverie.actors.promoter import Promoter
+from reverie.actors.stage import Stage
+from reverie.bus.actor import Actor
+from reverie.bus.messages import Envelope, ReviewDue
+from reverie.clock import iso
+from reverie.stores import ledger, review_state
+from reverie.telemetry.logs import get_logger
+from reverie.telemetry.tracing import trace_id_hex
+
+log = get_logger("reverie.reviewer")
+
+LAST_PASS = "review:last_pass"
+ORDER: tuple[type[Stage], ...] = (Linter, Distiller, Promoter, Curator)
+
+
+class Reviewer(Actor):
+    name = "reviewer"
+    handles = (ReviewDue,)
+
+    def __init__(self, namespace: str, services: Services) -> None:
+        super().__init__(namespace)
+        self.s = services
+        self.cfg = services.config.reviewer
+        self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+
+    @property
+    def enabled(self) -> bool:
+        return self.cfg.enabled
+
+    @property
+    def budget_s(self) -> float:
+        # the lease outlives the pass; the stages have budgets of their own inside it
+        return self.cfg.lease_s
+
+    async def on_receive(self, envelope: Envelope) -> Any:
+        message = envelope.message
+        assert isinstance(message, ReviewDue)
+        return await self.review(force=message.force)
+
+    async def review(self, force: bool = False) -> dict[str, Any]:
+        now = self.s.clock.now()
+        began, reason = await self.s.db.write(lambda conn: self._begin(conn, now, force))
+        report: dict[str, Any] = {"namespace": self.namespace, "ran": began, "force": force}
+        if not began:
+            report["reason"] = reason
+            return report
+        stages: list[dict[str, Any]] = []
+        try:
+            for stage_type in ORDER:
+                stages.append(await self._stage(stage_type(self.namespace, self.s)))
+        finally:
+            report["stages"] = stages
+            with anyio.CancelScope(shield=True):
+                await self.s.db.write(lambda conn: self._end(conn, report))
+        return report
+
+    def _begin(self, conn: sqlite3.Connection, now: datetime, force: bool) -> tuple[bool, str]:
+        if not force:
+            last = review_state.get(conn, self.namespace, LAST_PASS)
+            if last is not None:
+                due = datetime.fromisoformat(last) + timedelta(hours=self.cfg.cooldown_h)
+                if now < due:
+                    return False, f"cooling down until {iso(due)}"
+        expires = iso(now + timedelta(seconds=self.cfg.lease_s))
+        if not review_state.acquire_lease(conn, self._lease, self.holder, iso(now), expires):
+            return False, "another process is running a review pass"
+        review_state.put(conn, self.namespace, LAST_PASS, iso(now), iso(now))
+        return True, ""
+
+    @property
+    def _lease(self) -> str:
+        return f"review:{self.namespace}"
+
+    def _end(self, conn: sqlite3.Connection, report: dict[str, Any]) -> None:
+        review_state.release_lease(conn, self._lease, self.holder)
+        ledger.append(
+            conn,
+            ts=self.s.now(),
+            namespace=self.namespace,
+            actor=self.name,
+            action="review_pass",
+            decision="DONE",
+            entry_id=None,
+            trace_id=trace_id_hex(),
+            detail={
+                "force": report["force"],
+                "stages": {s["stage"]: s["status"] for s in report.get("stages", [])},
+            },
+        )
+
+    async def _stage(self, stage: Stage) -> dict[str, Any]:
+        """One stage, fail-silent: whatever it does, the pass goes on to the next."""
+        with self.s.tracer.start_as_current_span(
+            f"reverie.review {stage.name}", record_exception=False, set_status_on_exception=False
+        ) as span:
+            span.set_attribute("reverie.stage", stage.name)
+            span.set_attribute("gen_ai.memory.store.id", self.namespace)
+            out: dict[str, Any] = {"stage": stage.name}
+            if not stage.enabled:
+                out["status"] = "disabled"
+            else:
+                try:
+                    with anyio.fail_after(stage.budget_s):
+                        if await stage.due():
+                            out.update(await stage.run())
+                            out.setdefault("status", "ran")
+                        else:
+                            out["status"] = "not_due"
+                            next_due = await stage.next_due()
+                            out["next_due"] = iso(next_due) if next_due else None
+                except TimeoutError:
+                    out["status"] = "over_budget"
+                    span.set_status(Status(StatusCode.ERROR, "over its time budget"))
+                    log.warning("stage_over_budget", stage=stage.name, namespace=self.namespace)
+                except Exception as exc:
+                    out["status"] = "failed"
+                    out["error"] = repr(exc)
+                    span.record_exception(exc)
+                    span.set_status(Status(StatusCode.ERROR, repr(exc)))
+                    log.error(
+                        "stage_failed", stage=stage.name, namespace=self.namespace, error=repr(exc)
+                    )
+            span.set_attribute("reverie.stage.status", out["status"])
+            return out

@@ -1,0 +1,100 @@
+"""The offline model, the embedded default: the same questions, answered by deterministic
+rules — rule-based routing, extractive distillation, rule-based lint and promotion verdicts.
+
+It never fails and costs no tokens, so an embedded host needs no server and no key; its
+answers still pass through the schema and the stage's checks like a remote model's do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reverie.model import questions
+from reverie.model.seam import Answer, Deferred, Prompt, Usage
+from reverie.rules import consolidation
+from reverie.rules.extraction import Tag
+from reverie.rules.routing import route
+
+
+class OfflineModel:
+    """Deterministic rules behind the model seam."""
+
+    name = "offline"
+
+    async def judge(self, prompt: Prompt) -> Answer | Deferred:
+        answer = self._answer(prompt.stage, prompt.payload)
+        if answer is None:
+            return Deferred(f"the offline model has no rules for stage {prompt.stage!r}")
+        return Answer(data=prompt.schema.validate(answer), usage=Usage(calls=1), model=self.name)
+
+    def _answer(self, stage: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        if stage == questions.FLUSH:
+            return _flush(payload)
+        if stage == questions.DISTILL:
+            return _distill(payload)
+        if stage == questions.LINT:
+            return _lint(payload)
+        if stage == questions.PROMOTE:
+            return _promote(payload)
+        return None
+
+
+def _flush(payload: dict[str, Any]) -> dict[str, Any]:
+    topics = list(payload["topics"])
+    routes = []
+    for candidate in payload["candidates"]:
+        found = route(
+            candidate["text"],
+            Tag(candidate["tag"]),
+            speaker=candidate["speaker"],
+            topics=topics,
+            max_topics=payload["max_topics"],
+        )
+        if found.topic and found.topic not in topics:
+            topics.append(found.topic)
+        routes.append(
+            {
+                "id": candidate["id"],
+                "home": found.home.value,
+                "topic": found.topic,
+                "content": found.content,
+                "reason": found.reason,
+            }
+        )
+    return {"reasoning": "routing rules", "routes": routes}
+
+
+def _distill(payload: dict[str, Any]) -> dict[str, Any]:
+    facts = [(f["content"], int(f["depth"])) for f in payload["facts"]]
+    summary = consolidation.summarise(facts, int(payload["max_chars"]))
+    return {"reasoning": "extractive: deepest chains, then newest", "summary": summary}
+
+
+def _lint(payload: dict[str, Any]) -> dict[str, Any]:
+    verdicts = []
+    for pair in payload["pairs"]:
+        conflict = consolidation.contradicts(pair["a"], pair["b"])
+        why = "same subject, different value or negation" if conflict else "compatible"
+        verdicts.append({"id": pair["id"], "conflict": conflict, "why": why})
+    return {"reasoning": "supersede and negation rules", "verdicts": verdicts}
+
+
+def _promote(payload: dict[str, Any]) -> dict[str, Any]:
+    memory = list(payload["memory"])
+    limit = int(payload["max_chars"])
+    verdicts = []
+    for candidate in payload["candidates"]:
+        text, topic = candidate["content"], candidate["topic"]
+        verdict, rewritten, reason = "promote", "", "a maintained fact, general enough"
+        if consolidation.memory_twin(text, memory) is not None:
+            verdict, reason = "skip", "MEMORY.md already says this"
+        elif consolidation.transient(text):
+            verdict, reason = "skip", "transient"
+        else:
+            rewritten = consolidation.rewrite(text, topic, limit)
+            if len(rewritten) > limit:
+                verdict, rewritten, reason = "skip", "", f"cannot be said in {limit} chars"
+        verdicts.append(
+            {"id": candidate["id"], "verdict": verdict, "rewrite": rewritten, "reason": reason}
+        )
+    return {"reasoning": "rule verdicts", "verdicts": verdicts}

@@ -1,0 +1,130 @@
+"""The questions the stages ask, one builder per stage: the instructions, the data, and the
+schema of the answer (reasoning first). The offline model reads ``payload``; a remote model
+reads ``user``, which is the same payload as JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from reverie.model.seam import Field, Prompt, Schema
+from reverie.rules.routing import Home
+
+FLUSH: Final = "flush"
+DISTILL: Final = "distill"
+LINT: Final = "lint"
+PROMOTE: Final = "promote"
+
+FLUSH_SCHEMA: Final = Schema(
+    (
+        Field("reasoning", description="Think about each candidate before routing it."),
+        Field(
+            "routes",
+            "array",
+            items=(
+                Field("id", "integer"),
+                Field("home", enum=tuple(h.value for h in Home)),
+                Field("topic", description="The topic name when home is 'topic', else ''."),
+                Field("content", description="The statement to store, in the user's words."),
+                Field("reason"),
+            ),
+        ),
+    )
+)
+
+DISTILL_SCHEMA: Final = Schema(
+    (
+        Field("reasoning"),
+        Field("summary", description="The topic's summary, from its live facts only."),
+    )
+)
+
+LINT_SCHEMA: Final = Schema(
+    (
+        Field("reasoning"),
+        Field(
+            "verdicts",
+            "array",
+            items=(Field("id", "integer"), Field("conflict", "boolean"), Field("why")),
+        ),
+    )
+)
+
+PROMOTE_SCHEMA: Final = Schema(
+    (
+        Field("reasoning"),
+        Field(
+            "verdicts",
+            "array",
+            items=(
+                Field("id", "integer"),
+                Field("verdict", enum=("promote", "skip")),
+                Field("rewrite", description="The rule for MEMORY.md when promoted, else ''."),
+                Field("reason"),
+            ),
+        ),
+    )
+)
+
+
+def _prompt(
+    stage: str, system: str, schema: Schema, payload: dict[str, Any], tokens: int
+) -> Prompt:
+    return Prompt(
+        stage=stage,
+        system=system,
+        user=json.dumps(payload, ensure_ascii=False, indent=1),
+        schema=schema,
+        max_tokens=tokens,
+        payload=payload,
+    )
+
+
+def flush(candidates: list[dict[str, Any]], topics: list[str], max_topics: int) -> Prompt:
+    return _prompt(
+        FLUSH,
+        "You keep an agent's long-term memory. Route each verified statement from the "
+        "conversation to exactly one home: user_settings (name/timezone, as 'key: value'), "
+        "user (preferences), agent_profile (the agent's identity, 'key: value'), soul (reply "
+        "style), skill (reusable workflows), memory (environment facts and lessons), topic "
+        "(specific facts: addresses, hashes, thresholds), or skip (chatter, transient). "
+        "Prefer topics over memory. Never invent: content must be the candidate's own words.",
+        FLUSH_SCHEMA,
+        {"candidates": candidates, "topics": topics, "max_topics": max_topics},
+        1500,
+    )
+
+
+def distill(topic: str, facts: list[dict[str, Any]], max_chars: int) -> Prompt:
+    return _prompt(
+        DISTILL,
+        f"Summarise the topic's live facts in at most {max_chars} characters. Use only the "
+        "facts given; keep their numbers, IDs and paths exactly.",
+        DISTILL_SCHEMA,
+        {"topic": topic, "facts": facts, "max_chars": max_chars},
+        600,
+    )
+
+
+def lint(pairs: list[dict[str, Any]]) -> Prompt:
+    return _prompt(
+        LINT,
+        "For each pair of statements from an agent's memory, say whether they contradict "
+        "each other (the same subject with incompatible values or meanings).",
+        LINT_SCHEMA,
+        {"pairs": pairs},
+        800,
+    )
+
+
+def promote(memory: list[str], candidates: list[dict[str, Any]], max_chars: int) -> Prompt:
+    return _prompt(
+        PROMOTE,
+        "Decide for each topic fact whether it should become a rule in MEMORY.md, the small "
+        "memory injected into every turn. promote: rewrite it as a general rule of at most "
+        f"{max_chars} characters that keeps its numbers, IDs and paths. skip: topic-local "
+        "detail, transient, or already said by MEMORY.md. The verdict is final.",
+        PROMOTE_SCHEMA,
+        {"memory": memory, "candidates": candidates, "max_chars": max_chars},
+        1200,
+    )

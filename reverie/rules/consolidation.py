@@ -1,0 +1,109 @@
+"""Rules of the review stages: extractive summaries, lint verdicts, promotion rewrites, and
+the checks a model's answer must pass before anything it wrote is stored.
+
+A model (the offline rules or a remote one) proposes; these rules dispose: a summary may
+not carry a value no live fact carries, a rewrite must keep its fact's numbers, IDs and
+paths and fit 220 chars. That is how "never invented data" is enforced, not hoped for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from reverie.rules.similarity import NEGATIONS, jaccard, values, word_set
+from reverie.rules.supersede import supersedes
+
+_PREFIX = re.compile(
+    r"^\s*(?:actually|correction|update|updated|note|fyi|so|ok|okay|well)\b[\s,:;!.-]*", re.I
+)
+_TRANSIENT: Final = re.compile(
+    r"\b(today|tonight|tomorrow|yesterday|this (?:morning|afternoon|week|sprint)|right now"
+    r"|for now|temporarily|temporary|at the moment|until (?:monday|tuesday|wednesday|thursday"
+    r"|friday|next)|currently (?:down|broken|failing)|is down|in progress|wip)\b",
+    re.I,
+)
+
+
+def summarise(facts: Sequence[tuple[str, int]], max_chars: int) -> str:
+    """An extractive summary of ``(content, chain depth)`` live facts: the most maintained
+    (deepest chains) first, then the newest, whole facts only, within ``max_chars``."""
+    texts = [_PREFIX.sub("", " ".join(content.split())).rstrip(".") for content, _ in facts]
+    order = sorted(range(len(facts)), key=lambda i: (-facts[i][1], -i))
+    picked: list[int] = []
+    size = 0
+    for i in order:
+        text = texts[i]
+        cost = len(text) + (2 if picked else 0)
+        if size + cost > max_chars:
+            continue
+        picked.append(i)
+        size += cost
+    # in the topic's own order, so the summary reads like the history
+    return "; ".join(texts[i][:1].upper() + texts[i][1:] for i in sorted(picked))
+
+
+def summary_problem(summary: str, live: Sequence[str], max_chars: int) -> str | None:
+    """Why a proposed summary may not be stored (``None``: it may)."""
+    if not summary.strip():
+        return "the summary is empty"
+    if len(summary) > max_chars:
+        return f"the summary is {len(summary)} chars; the limit is {max_chars}"
+    known = frozenset().union(*(values(text) for text in live)) if live else frozenset()
+    invented = values(summary) - known
+    if invented:
+        return f"the summary carries values no live fact carries: {sorted(invented)[:5]}"
+    return None
+
+
+def rewrite(content: str, topic: str, max_chars: int) -> str:
+    """A promoted fact as a rule for MEMORY.md: the filler prefix dropped, the topic named
+    when the text does not name it, whitespace collapsed; the topic is added
+    only if it fits (a fact too long to fit whole is not cut: the check then refuses it)."""
+    text = _PREFIX.sub("", " ".join(content.split()))
+    text = text[:1].upper() + text[1:]
+    named = f"{topic}: {text}"
+    if topic.replace("-", " ").lower() not in text.lower() and len(named) <= max_chars:
+        return named
+    return text
+
+
+def rewrite_problem(rewritten: str, content: str, topic: str, max_chars: int) -> str | None:
+    """Why a promotion rewrite may not be written (``None``: it may)."""
+    if not rewritten.strip():
+        return "the rewrite is empty"
+    if len(rewritten) > max_chars:
+        return f"the rewrite is {len(rewritten)} chars; the limit is {max_chars}"
+    lost = values(content) - values(rewritten)
+    if lost:
+        return f"the rewrite drops the fact's values {sorted(lost)[:5]}"
+    invented = values(rewritten) - values(content) - values(topic)
+    if invented:
+        return f"the rewrite adds values the fact does not have: {sorted(invented)[:5]}"
+    return None
+
+
+def transient(text: str) -> bool:
+    """A statement about now (an outage, today's plan) is not a durable rule."""
+    return _TRANSIENT.search(text) is not None
+
+
+def memory_twin(text: str, memory: Sequence[str], threshold: float = 0.6) -> str | None:
+    """The MEMORY.md entry that already says this, if one does."""
+    words = word_set(text)
+    for entry in memory:
+        if values(text) <= values(entry) and jaccard(words, word_set(entry)) >= threshold:
+            return entry
+    return None
+
+
+def contradicts(a: str, b: str) -> bool:
+    """The lint verdict rule for an unclear pair: the same subject with a different value,
+    or the same statement with the negation flipped."""
+    if supersedes(a, b) or supersedes(b, a):
+        return True
+    wa, wb = word_set(a), word_set(b)
+    if (wa & NEGATIONS) == (wb & NEGATIONS):
+        return False
+    return jaccard(wa - NEGATIONS, wb - NEGATIONS) >= 0.6

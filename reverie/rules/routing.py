@@ -1,0 +1,139 @@
+"""The six-way routing discipline as rules: every fact has exactly one home.
+
+name / timezone → user_settings; preferences → user (USER.md); agent identity →
+agent_profile; reply style → soul (SOUL.md); reusable workflows → skill; environment facts
+and lessons → memory (MEMORY.md); specific facts (addresses, hashes, thresholds) → topic.
+A statement with a specific value goes to a topic even when it also reads like a lesson:
+the flush prefers topics, which are large, over MEMORY.md, which is injected every turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from reverie.rules.extraction import Tag
+from reverie.rules.similarity import STOPWORDS, is_value, stem, tokens
+
+
+class Home(StrEnum):
+    USER_SETTINGS = "user_settings"
+    USER = "user"
+    AGENT_PROFILE = "agent_profile"
+    SOUL = "soul"
+    SKILL = "skill"
+    MEMORY = "memory"
+    TOPIC = "topic"
+    SKIP = "skip"
+
+
+MEMORY_HOMES: Final = frozenset(
+    {Home.USER_SETTINGS, Home.USER, Home.AGENT_PROFILE, Home.SOUL, Home.MEMORY}
+)
+
+_NAME = re.compile(
+    r"\b(?i:my name is|call me|i am called|i'm called)\s+(?P<v>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)"
+)
+_TZ = re.compile(
+    r"\b(?:my )?time ?zone is\s+(?P<v>[\w/+:-]+)|\bi(?:'m| am) (?:in|on)\s+"
+    r"(?P<w>UTC[+-]\d{1,2}(?::\d\d)?|GMT[+-]\d{1,2}|[A-Z][a-z]+/[A-Za-z_]+)",
+    re.I,
+)
+_AGENT_NAME = re.compile(r"\b(?i:your name is)\s+(?P<v>[A-Z][\w'-]*)")
+_AGENT_ROLE = re.compile(r"\byou are (?:my |a |an |the )(?P<v>[\w' -]{3,60}?)(?:[.,;!]|$)", re.I)
+_STYLE = re.compile(
+    r"\b(?:reply|respond|answer|write|talk|speak)(?:s|ing)? (?:to me )?(?:in|with|using|briefly"
+    r"|concisely|formally|casually|only)\b|\bbe (?:more )?(?:concise|brief|terse|formal|casual"
+    r"|friendly|direct)\b|\bno emojis?\b|\buse bullet|\bkeep (?:it|answers|replies|responses)"
+    r" (?:short|brief)\b|\bplain text\b|\btone\b",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\b(?:i|user) (?:prefer|prefers|like|likes|love|loves|hate|hates|dislike|dislikes"
+    r"|want|wants|don't like|do not like|'d rather|would rather|always use|never use"
+    r"|usually)\b|\bmy favou?rite\b",
+    re.I,
+)
+_WORKFLOW = re.compile(
+    r"\bsteps?\s*(?:\d|:)|\bfirst\b.*\bthen\b|\bto \w+(?: \w+){0,4}, (?:first |run |do |use )",
+    re.I,
+)
+_LESSON_TAGS: Final = frozenset(
+    {Tag.INSIGHT, Tag.ERROR, Tag.DECISION, Tag.CORRECTION, Tag.COMPLETED}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    home: Home
+    content: str
+    topic: str = ""
+    reason: str = ""
+
+
+def _specific(text: str) -> bool:
+    return any(is_value(t) for t in tokens(text))
+
+
+def route(
+    text: str,
+    tag: Tag,
+    *,
+    speaker: str,
+    topics: Sequence[str],
+    max_topics: int,
+) -> Route:
+    """The one home of a candidate statement (or SKIP, with the reason)."""
+    if speaker == "user":
+        if m := _NAME.search(text):
+            return Route(Home.USER_SETTINGS, f"name: {m['v']}", reason="the user's name")
+        if m := _TZ.search(text):
+            return Route(
+                Home.USER_SETTINGS, f"timezone: {m['v'] or m['w']}", reason="the user's timezone"
+            )
+        if m := _AGENT_NAME.search(text):
+            return Route(Home.AGENT_PROFILE, f"name: {m['v']}", reason="the agent's identity")
+        if m := _AGENT_ROLE.search(text):
+            role = m["v"].strip()
+            return Route(Home.AGENT_PROFILE, f"role: {role}", reason="the agent's identity")
+        if _STYLE.search(text):
+            return Route(Home.SOUL, text, reason="reply style")
+        if _PREFERENCE.search(text):
+            return Route(Home.USER, text, reason="a user preference")
+    if _WORKFLOW.search(text):
+        return Route(
+            Home.SKILL, text, reason="a reusable workflow: the agent saves it with skill_manage"
+        )
+    if _specific(text):
+        topic = topic_for(text, topics, max_topics)
+        if topic is None:
+            return Route(Home.SKIP, text, reason=f"all {max_topics} topics are taken")
+        return Route(Home.TOPIC, text, topic=topic, reason="a specific fact")
+    if tag in _LESSON_TAGS:
+        return Route(Home.MEMORY, text, reason=f"a lesson ({tag.value})")
+    return Route(Home.SKIP, text, reason="no specific value and no lesson")
+
+
+def topic_for(text: str, topics: Sequence[str], max_topics: int) -> str | None:
+    """An existing topic named in the text, or a new one named after its subject."""
+    words = [t for t in tokens(text) if t.isalpha() and t not in STOPWORDS]
+    stems = {stem(w) for w in words}
+    best, best_hits = None, 0
+    for name in topics:
+        parts = [p for p in re.split(r"[-_]", name) if p]
+        hits = sum(1 for p in parts if stem(p) in stems)
+        if hits > best_hits:
+            best, best_hits = name, hits
+    if best is not None:
+        return best
+    if len(topics) >= max_topics or not words:
+        return None
+    return slug(words[0])
+
+
+def slug(word: str) -> str:
+    clean = re.sub(r"[^a-z0-9]+", "-", stem(word.lower())).strip("-")
+    return clean[:40] or "notes"

@@ -1,0 +1,38 @@
+"""Text reverie wrote itself (summaries, promotion rewrites, reports), sentence by sentence,
+so it is never extracted again as a new fact and never promoted."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from reverie.rules.extraction import sentences
+from reverie.rules.similarity import jaccard, normalise, word_set
+
+
+def remember(conn: sqlite3.Connection, namespace: str, text: str, source: str, when: str) -> None:
+    for sentence in [text, *sentences(text.replace("; ", ".\n"))]:
+        key = normalise(sentence)
+        if key:
+            conn.execute(
+                "INSERT OR IGNORE INTO generated (namespace, norm, source, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                (namespace, key, source, when),
+            )
+
+
+def norms(conn: sqlite3.Connection, namespace: str) -> list[str]:
+    return [
+        r[0] for r in conn.execute("SELECT norm FROM generated WHERE namespace = ?", (namespace,))
+    ]
+
+
+def is_generated(text: str, known: list[str], threshold: float = 0.8) -> bool:
+    """Whether a sentence repeats reverie's own text (exactly, or as a near-duplicate)."""
+    key = normalise(text)
+    if not key:
+        return False
+    words = word_set(text)
+    return any(
+        key == k or (key in k and len(key) > 30) or jaccard(words, word_set(k)) >= threshold
+        for k in known
+    )
