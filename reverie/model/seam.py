@@ -107,10 +107,13 @@ def _validate_object(fields: tuple[Field, ...], data: object, where: str) -> dic
         if item.type == "array":
             if item.max_items is not None and len(value) > item.max_items:
                 raise ValueError(f"{item.name!r} has more than {item.max_items} items")
-            value = [
-                _validate_object(item.items, element, f"{item.name}[{i}]")
-                for i, element in enumerate(value)
-            ]
+            checked = []
+            for i, element in enumerate(value):
+                try:
+                    checked.append(_validate_object(item.items, element, "the item"))
+                except ValueError as exc:
+                    raise ValueError(f"{item.name}[{i}]: {exc}") from None
+            value = checked
         clean[item.name] = value
     return clean
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from reverie.rules.similarity import is_value, tokens
+from reverie.rules.similarity import STOPWORDS, is_value, tokens
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
@@ -126,11 +126,10 @@ def is_chatter(sentence: str, min_chars: int) -> bool:
     """The thalamus filter: a short greeting or acknowledgement is not a candidate."""
     if len(sentence) >= min_chars:
         return False
-    words = [w for w in re.findall(r"[a-z']+", sentence.lower())]
-    if not words or all(w in _GREETING for w in words):
-        return True
-    # short and carrying no value (number, path, id) is chatter too
-    return not any(is_value(t) for t in tokens(sentence))
+    if any(is_value(t) for t in tokens(sentence)):
+        return False
+    words = re.findall(r"[a-z']+", sentence.lower())
+    return all(w in _GREETING or w in STOPWORDS for w in words)
 
 
 def is_hedged(sentence: str) -> bool:

@@ -135,5 +135,5 @@ def topic_for(text: str, topics: Sequence[str], max_topics: int) -> str | None:
 
 
 def slug(word: str) -> str:
-    clean = re.sub(r"[^a-z0-9]+", "-", stem(word.lower())).strip("-")
+    clean = re.sub(r"[^a-z0-9]+", "-", word.lower()).strip("-")
     return clean[:40] or "notes"

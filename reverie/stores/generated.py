@@ -33,6 +33,9 @@ def is_generated(text: str, known: list[str], threshold: float = 0.8) -> bool:
         return False
     words = word_set(text)
     return any(
-        key == k or (key in k and len(key) > 30) or jaccard(words, word_set(k)) >= threshold
+        key == k
+        or (len(key) > 20 and key in k)
+        or (len(k) > 20 and k in key)
+        or jaccard(words, word_set(k)) >= threshold
         for k in known
     )

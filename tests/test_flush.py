@@ -1,0 +1,204 @@
+"""L2 and L3 on a real store: turns become tagged candidates, an idle session flushes them
+to their one home within the budget, and the watermark in SQLite makes it exactly-once."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import reverie
+from reverie import Config, ManualClock
+from reverie.model.seam import Answer, Deferred, Prompt, Usage
+
+
+def rows(home: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(home / "reverie.db") as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+async def test_turns_are_extracted_with_tags_weights_and_the_filters(
+    rv: reverie.Reverie,
+) -> None:
+    async with rv.namespace("a").session("s") as s:
+        await s.turn(user="hi!", assistant="Hello! How can I help?")
+        await s.turn(user="Maybe the cache at 10.0.0.5 is stale?", assistant="I think so.")
+        await s.turn(user="Actually, the deploy timeout is 45s now.")
+        await s.turn(assistant="The build failed with exit code 137.")
+        await s.turn(user=s.snapshot.text + "\nWe decided to use Postgres 16.")
+        await rv.wait_idle()
+    found = rows(rv.home, "SELECT text, tag, weight, speaker FROM extracts ORDER BY id")
+    assert found == [
+        ("Actually, the deploy timeout is 45s now.", "correction", "high", "user"),
+        ("The build failed with exit code 137.", "error", "high", "assistant"),
+        ("We decided to use Postgres 16.", "decision", "high", "user"),
+    ]
+    tags = rows(rv.home, "SELECT turn, tags, weight FROM episodes ORDER BY id")
+    assert tags[0] == (0, "[]", "none")
+    assert tags[1] == (1, "[]", "none")
+    assert json.loads(tags[2][1]) == ["correction"] and tags[2][2] == "high"
+
+
+async def test_idle_flush_routes_to_one_home_each(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.turn(user="My name is Alice. The deploy timeout is 30s.")
+        await s.turn(user="Please reply in short bullet points.")
+        await s.turn(user="Maybe the deploy timeout is 60s?")
+        await s.idle()
+        await rv.wait_idle()
+    assert [e.content for e in await ns.entries("user_settings")] == ["name: Alice"]
+    assert [e.content for e in await ns.entries("soul")] == ["Please reply in short bullet points."]
+    assert [f.content for f in await ns.facts("deploy")] == ["The deploy timeout is 30s."]
+    flushed = [r for r in await ns.ledger() if r.actor == "flusher"]
+    assert {r.action for r in flushed} == {"add", "save", "flush"}
+    # hedged guesses never reach a store
+    assert not [f for f in await ns.facts("deploy") if "60s" in f.content]
+
+
+async def test_flush_budget_is_two_memory_adds_and_five_topic_saves(
+    rv: reverie.Reverie,
+) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        for i in range(7):
+            await s.turn(user=f"Server web-{i} listens on port {8000 + i}.")
+        for i in range(3):
+            await s.turn(assistant=f"Lesson {'abc'[i]}: always warm the {'xyz'[i]} cache first.")
+        await s.idle()
+        await rv.wait_idle()
+        facts = await ns.facts("server")
+        memory = await ns.entries("memory")
+        assert (len(facts), len(memory)) == (5, 0)  # stopped at the 6th topic save
+        await s.idle()
+        await rv.wait_idle()
+        assert len(await ns.facts("server")) == 7
+        assert len(await ns.entries("memory")) == 2
+        await s.idle()
+        await rv.wait_idle()
+        assert len(await ns.entries("memory")) == 3  # delayed, never lost
+    reports = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert [(r["topic_saves"], r["memory_adds"]) for r in reports] == [(5, 0), (2, 2), (0, 1)]
+    assert reports[0]["left_for_next"] == 5
+
+
+async def test_pre_compact_forces_a_flush_and_awaits_it(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.turn(user="The release branch is release/2.4.")
+        await s.pre_compact()  # no wait_idle: pre_compact itself awaits the flush
+        assert [f.content for f in await ns.facts("release")] == [
+            "The release branch is release/2.4."
+        ]
+    # a forced flush does not start a review pass
+    assert not [r for r in await ns.ledger() if r.actor == "reviewer"]
+
+
+async def test_flush_repeats_nothing_and_telemetry_names_it(
+    tmp_path: Path,
+    clock: ManualClock,
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, exporter = spans
+    async with reverie.open(tmp_path / "h", clock=clock, tracer_provider=provider) as rv:
+        ns = rv.namespace("a")
+        async with ns.session("s") as s:
+            await s.turn(user="The staging database is pg-stage-2.")
+            await s.idle()
+            await rv.wait_idle()
+            await s.idle()
+            await rv.wait_idle()
+        saves = [r for r in await ns.ledger() if r.actor == "flusher" and r.action == "save"]
+        assert len(saves) == 1
+    events = [
+        e for sp in exporter.get_finished_spans() for e in sp.events if e.name == "memory.flush"
+    ]
+    assert [e.attributes["reverie.flush.topic_saves"] for e in events] == [1, 0]
+    chats = [sp for sp in exporter.get_finished_spans() if sp.name == "chat offline"]
+    assert chats and chats[0].attributes["reverie.stage"] == "flush"
+
+
+class Scripted:
+    """A model whose answers the test chooses: deferred first, then an invention."""
+
+    name = "scripted"
+
+    def __init__(self, answers: list[dict[str, Any] | None]) -> None:
+        self.answers = answers
+        self.prompts: list[Prompt] = []
+
+    async def judge(self, prompt: Prompt) -> Answer | Deferred:
+        self.prompts.append(prompt)
+        answer = self.answers.pop(0) if self.answers else None
+        if answer is None:
+            return Deferred("scripted deferral", Usage(5, 0, 1))
+        return Answer(prompt.schema.validate(answer), Usage(100, 20, 1), self.name)
+
+
+async def test_a_deferred_flush_writes_nothing_and_is_retried(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    invented = {
+        "reasoning": "r",
+        "routes": [
+            {
+                "id": 1,
+                "home": "topic",
+                "topic": "db",
+                "content": "The database is pg-9 on 5433",
+                "reason": "made up",
+            },
+        ],
+    }
+    model = Scripted([None, invented, None])
+    async with reverie.open(tmp_path / "h", clock=clock, model=model) as rv:
+        ns = rv.namespace("a")
+        async with ns.session("s") as s:
+            await s.turn(user="The database is pg-1 on port 5432.")
+            await s.idle()
+            await rv.wait_idle()
+            assert await ns.facts("db") == []
+            await s.idle()  # the model invents a value: refused, never stored
+            await rv.wait_idle()
+            assert await ns.facts("db") == []
+        calls = await rv.model_calls("a")
+        flushes = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert calls["flush"] == {"calls": 2, "deferred": 1, "input_tokens": 105, "output_tokens": 20}
+    assert flushes == [flushes[0]] and flushes[0]["skipped"] == 1  # the deferral advanced nothing
+    assert len(model.prompts) == 2
+    assert model.prompts[0].payload == model.prompts[1].payload  # the same work, retried
+
+
+async def test_flusher_kill_switch(tmp_path: Path, clock: ManualClock) -> None:
+    config = Config().with_section("flusher", enabled=False)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        async with rv.namespace("a").session("s") as s:
+            await s.turn(user="The staging database is pg-stage-2.")
+            await s.idle()
+            await rv.wait_idle()
+        assert await rv.namespace("a").facts("staging") == []
+
+
+@pytest.mark.parametrize("min_chars", [20])
+async def test_text_reverie_generated_is_not_extracted_again(
+    rv: reverie.Reverie, clock: ManualClock, min_chars: int
+) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.turn(user="The deploy timeout is 30s.")
+        await s.turn(user="The deploy region is eu-west-1.")
+        await s.idle()
+        await rv.wait_idle()
+    await rv.review(force=True)
+    async with ns.session("s2") as s:
+        summary = s.snapshot.text.split("— ")[1].split("\n")[0]
+        assert "eu-west-1" in summary
+        await s.turn(assistant=f"Summary of deploy: {summary}")
+        await rv.wait_idle()
+    texts = [r[0] for r in rows(rv.home, "SELECT text FROM extracts")]
+    assert not any("Summary of deploy" in t or t == summary for t in texts), texts

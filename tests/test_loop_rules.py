@@ -1,0 +1,219 @@
+"""The loop's rules, pure: extraction (thalamus filter, verification ladder, tags), routing,
+extractive summaries, lint verdicts, promotion rewrites and the checks on a model's answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from reverie.model import questions
+from reverie.model.offline import OfflineModel
+from reverie.model.seam import Answer, Field, Schema
+from reverie.rules import consolidation
+from reverie.rules.extraction import Tag, Weight, candidates, is_chatter, is_hedged, tag
+from reverie.rules.routing import Home, route, topic_for
+
+
+@pytest.mark.parametrize(
+    "text", ["hi", "Thanks!", "ok cool", "Got it.", "sounds good", "hello there", "yes"]
+)
+def test_greetings_and_acknowledgements_under_20_chars_are_not_candidates(text: str) -> None:
+    assert is_chatter(text, 20)
+    assert candidates(text, 20) == []
+
+
+def test_a_short_sentence_with_a_value_is_kept() -> None:
+    assert not is_chatter("Port is 5432.", 20)
+    assert [c.text for c in candidates("ok. Port is 5432.", 20)] == ["Port is 5432."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Maybe the cache is stale.",
+        "I think the timeout is 30s.",
+        "Should we move the database to eu-west-1?",
+        "Is the deploy key rotated",
+        "It might be the DNS resolver at 10.0.0.2.",
+        "Probably the worker ran out of memory.",
+    ],
+)
+def test_hedged_guesses_and_questions_never_become_candidates(text: str) -> None:
+    assert is_hedged(text)
+    assert candidates(text, 20) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Actually, the deploy timeout is 45s now.", Tag.CORRECTION),
+        ("The build failed with exit code 137.", Tag.ERROR),
+        ("We decided to use Postgres 16 for the ledger.", Tag.DECISION),
+        ("Deployed release 2.4.1 to production.", Tag.COMPLETED),
+        ("Turns out the cron job needs UTC timestamps.", Tag.INSIGHT),
+        ("The office is on the third floor of building 7.", Tag.EVENT),
+    ],
+)
+def test_tags_and_weights(text: str, expected: Tag) -> None:
+    assert tag(text) is expected
+    [found] = candidates(text, 20)
+    assert found.weight is (Weight.NORMAL if expected is Tag.EVENT else Weight.HIGH)
+
+
+def test_injected_snapshot_and_report_blocks_are_never_extracted() -> None:
+    text = (
+        '<reverie-snapshot namespace="a">\n## MEMORY\nThe deploy timeout is 45s.\n'
+        "</reverie-snapshot>\nThe staging host is db-2.internal.\n"
+        "<reverie-report>Promoted: backups run at 02:00 UTC.</reverie-report>"
+    )
+    assert [c.text for c in candidates(text, 20)] == ["The staging host is db-2.internal."]
+
+
+def test_acknowledgement_prefixes_are_stripped() -> None:
+    [found] = candidates("Got it, the API key rotates every 90 days.", 20)
+    assert found.text == "the API key rotates every 90 days."
+
+
+ROUTES = [
+    ("user", "My name is Alice Smith.", Home.USER_SETTINGS, "name: Alice Smith"),
+    ("user", "My timezone is Europe/Oslo.", Home.USER_SETTINGS, "timezone: Europe/Oslo"),
+    ("user", "I'm in UTC+2 this quarter.", Home.USER_SETTINGS, "timezone: UTC+2"),
+    ("user", "Your name is Wren.", Home.AGENT_PROFILE, "name: Wren"),
+    ("user", "You are my release engineer.", Home.AGENT_PROFILE, "role: release engineer"),
+    ("user", "Please reply in short bullet points.", Home.SOUL, None),
+    ("user", "No emojis in answers, ever.", Home.SOUL, None),
+    ("user", "I prefer pytest over unittest.", Home.USER, None),
+    ("assistant", "To release, first tag the commit, then run make publish.", Home.SKILL, None),
+    ("assistant", "The deploy timeout is 45s.", Home.TOPIC, None),
+    ("user", "The backup bucket is s3://acme-backups/prod.", Home.TOPIC, None),
+    ("assistant", "Lesson: always drain the queue before restarting workers.", Home.MEMORY, None),
+    ("assistant", "We had a long chat about lunch.", Home.SKIP, None),
+]
+
+
+@pytest.mark.parametrize(("speaker", "text", "home", "content"), ROUTES)
+def test_routing_discipline_gives_each_fact_one_home(
+    speaker: str, text: str, home: Home, content: str | None
+) -> None:
+    [found] = candidates(text, 20) or [None]
+    assert found is not None, text
+    routed = route(found.text, found.tag, speaker=speaker, topics=[], max_topics=10)
+    assert routed.home is home, routed
+    if content is not None:
+        assert routed.content == content
+
+
+def test_a_specific_value_prefers_a_topic_over_memory() -> None:
+    routed = route(
+        "Lesson: the retry limit must stay at 5.",
+        Tag.INSIGHT,
+        speaker="assistant",
+        topics=[],
+        max_topics=10,
+    )
+    assert routed.home is Home.TOPIC
+
+
+def test_topic_choice_reuses_a_named_topic_and_respects_the_cap() -> None:
+    assert topic_for("The deploy timeout is 45s", ["deploy", "billing"], 10) == "deploy"
+    assert topic_for("Redis runs on port 6380", ["deploy"], 10) == "redis"
+    assert topic_for("Redis runs on port 6380", [f"t{i}" for i in range(10)], 10) is None
+
+
+def test_summary_is_extractive_within_budget_and_keeps_whole_facts() -> None:
+    facts = [(f"Fact number {i} says value {i * 7}", 1) for i in range(80)]
+    facts.append(("Actually, the corrected timeout is 45s", 3))
+    summary = consolidation.summarise(facts, 300)
+    assert len(summary) <= 300
+    assert (
+        summary.startswith("The corrected timeout is 45s") or "corrected timeout is 45s" in summary
+    )
+    for part in summary.split("; "):
+        assert any(part.lower() in f.lower() for f, _ in facts), part
+
+
+def test_summary_check_refuses_invented_values_and_overlong_text() -> None:
+    live = ["The deploy timeout is 45s"]
+    assert consolidation.summary_problem("Deploys time out at 45s", live, 1000) is None
+    assert "values" in (consolidation.summary_problem("Timeout is 30s", live, 1000) or "")
+    assert "limit" in (consolidation.summary_problem("x" * 1001, live, 1000) or "")
+    assert consolidation.summary_problem("  ", live, 1000) == "the summary is empty"
+
+
+def test_rewrite_keeps_numbers_ids_and_paths_and_fits() -> None:
+    content = "Actually, backups of /var/lib/pg run at 02:00 UTC with retention 14"
+    text = consolidation.rewrite(content, "backups", 220)
+    assert len(text) <= 220
+    assert consolidation.rewrite_problem(text, content, "backups", 220) is None
+    assert "drops" in (
+        consolidation.rewrite_problem("Backups run nightly", content, "b", 220) or ""
+    )
+    invented = "Backups of /var/lib/pg run at 02:00 UTC with retention 14 on host-9"
+    assert "adds" in (consolidation.rewrite_problem(invented, content, "b", 220) or "")
+    assert "limit" in (consolidation.rewrite_problem("y" * 221, content, "b", 220) or "")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "conflict"),
+    [
+        ("The deploy timeout is 30s", "The deploy timeout is 45s", True),
+        ("Staging uses feature flags", "Staging does not use feature flags", True),
+        ("The deploy timeout is 30s", "The build cache lives in /tmp/cache", False),
+        ("Backups run nightly", "Backups run nightly at 02:00", False),
+    ],
+)
+def test_lint_verdict_rule(a: str, b: str, conflict: bool) -> None:
+    assert consolidation.contradicts(a, b) is conflict
+
+
+def test_transient_statements_are_not_rules() -> None:
+    assert consolidation.transient("The payments API is down today")
+    assert not consolidation.transient("The payments API lives at api.pay.internal")
+
+
+def test_array_fields_validate_each_item() -> None:
+    schema = Schema((Field("reasoning"), Field("items", "array", items=(Field("id", "integer"),))))
+    assert schema.validate({"reasoning": "r", "items": [{"id": 1}]}) == {
+        "reasoning": "r",
+        "items": [{"id": 1}],
+    }
+    with pytest.raises(ValueError, match=r"items\[1\]"):
+        schema.validate({"reasoning": "r", "items": [{"id": 1}, {"id": "x"}]})
+    with pytest.raises(ValueError, match="items"):
+        Schema((Field("reasoning"), Field("items", "array")))
+    assert schema.json_schema()["properties"]["items"]["items"]["required"] == ["id"]
+
+
+async def test_offline_model_answers_every_stage_within_its_schema() -> None:
+    model = OfflineModel()
+    prompts = [
+        questions.flush(
+            [
+                {
+                    "id": 1,
+                    "text": "The deploy timeout is 45s.",
+                    "tag": "event",
+                    "weight": "normal",
+                    "speaker": "user",
+                }
+            ],
+            [],
+            10,
+        ),
+        questions.distill("deploy", [{"id": "f", "content": "Timeout is 45s", "depth": 1}], 1000),
+        questions.lint([{"id": 0, "a": "Timeout is 30s", "b": "Timeout is 45s"}]),
+        questions.promote(
+            [],
+            [{"id": 0, "content": "The deploy timeout is 45s", "topic": "deploy", "depth": 2}],
+            220,
+        ),
+    ]
+    answers = [await model.judge(p) for p in prompts]
+    assert all(isinstance(a, Answer) for a in answers)
+    flush, distill, lint, promote = (a.data for a in answers if isinstance(a, Answer))
+    assert flush["routes"][0]["home"] == "topic" and flush["routes"][0]["topic"] == "deploy"
+    assert distill["summary"] == "Timeout is 45s"
+    assert lint["verdicts"] == [{"id": 0, "conflict": True, "why": lint["verdicts"][0]["why"]}]
+    assert promote["verdicts"][0]["verdict"] == "promote"
+    assert "45s" in promote["verdicts"][0]["rewrite"]
+    for prompt in prompts:  # the reasoning field leads every schema
+        assert next(iter(prompt.schema.json_schema()["properties"])) == "reasoning"
