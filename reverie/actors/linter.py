@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -61,6 +62,7 @@ class Conflict:
 class Scan:
     conflicts: list[Conflict]
     unclear: list[tuple[str, Item, Item]]
+    tripped: bool = False
 
 
 class Linter(Stage):
@@ -85,19 +87,20 @@ class Linter(Stage):
 
     async def run(self) -> dict[str, Any]:
         found: list[Conflict] = []
-        unclear: list[tuple[str, Item, Item]] = []
         deferred = None
-        with anyio.move_on_after(self.cfg.breaker_s) as breaker:
-            scan = await self.s.db.read(self._scan)
-            found.extend(scan.conflicts)
-            unclear = scan.unclear
-            if unclear:
+        deadline = time.monotonic() + self.cfg.breaker_s
+        scan = await self.s.db.read(lambda conn: self._scan(conn, deadline))
+        found.extend(scan.conflicts)
+        unclear = scan.unclear
+        tripped = scan.tripped
+        if unclear and not tripped:
+            with anyio.move_on_after(max(0.0, deadline - time.monotonic())) as breaker:
                 verdicts = await self._ask(unclear[:MAX_PAIRS])
                 if isinstance(verdicts, str):
                     deferred = verdicts
                 else:
                     found.extend(verdicts)
-        tripped = breaker.cancelled_caught
+            tripped = breaker.cancelled_caught
         seen = await self.s.db.read(
             lambda conn: list(review_state.get(conn, self.namespace, SEEN, []))
         )
@@ -154,7 +157,9 @@ class Linter(Stage):
                 out.append(Conflict(kind, a, b, verdict["why"] or "the model", by="model"))
         return out
 
-    def _scan(self, conn: sqlite3.Connection) -> Scan:
+    def _scan(self, conn: sqlite3.Connection, deadline: float) -> Scan:
+        """The rules, over one snapshot; stops where it is when the breaker's deadline
+        passes (what was found is kept, the round is retried)."""
         facts: list[Fact] = []
         superseded: list[Fact] = []
         for name in topics.names(conn, self.namespace):
@@ -171,6 +176,8 @@ class Linter(Stage):
         live_by_chain = {f.chain_id: f for f in facts}
         fact_items = [Item(f.id, f.content, f"topic:{f.topic}") for f in facts]
         for entry in cited:
+            if time.monotonic() > deadline:
+                return Scan(conflicts, unclear, tripped=True)
             for item in fact_items:
                 verdict = _pair(entry, item)
                 if verdict == "conflict":
@@ -204,7 +211,7 @@ class Linter(Stage):
                             f"the entry cites {old.id}, superseded by the live value",
                         )
                     )
-        return Scan(conflicts, unclear)
+        return Scan(conflicts, unclear, tripped=time.monotonic() > deadline)
 
     def _across_topics(
         self,

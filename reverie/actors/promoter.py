@@ -66,11 +66,11 @@ class Promoter(Stage):
     def candidates(self, conn: sqlite3.Connection, now: datetime) -> list[Fact]:
         decided = set(review_state.get(conn, self.namespace, DONE_IDS, []))
         cutoff = iso(now - timedelta(hours=self.cfg.min_age_h))
-        own = generated.norms(conn, self.namespace)
         out = []
         for fact in topics.corrected(conn, self.namespace, self.cfg.min_chain_depth, cutoff):
             if fact.id in decided or fact.created_by in GENERATED_BY:
                 continue
+            own = generated.norms(conn, self.namespace, before=fact.created_at)
             if generated.is_generated(fact.content, own):
                 continue
             out.append(fact)

@@ -20,10 +20,14 @@ def remember(conn: sqlite3.Connection, namespace: str, text: str, source: str, w
             )
 
 
-def norms(conn: sqlite3.Connection, namespace: str) -> list[str]:
-    return [
-        r[0] for r in conn.execute("SELECT norm FROM generated WHERE namespace = ?", (namespace,))
-    ]
+def norms(conn: sqlite3.Connection, namespace: str, before: str | None = None) -> list[str]:
+    """reverie's own sentences in a namespace (only those written before ``before``: text
+    cannot have been copied from a summary that did not exist yet)."""
+    sql, params = "SELECT norm FROM generated WHERE namespace = ?", [namespace]
+    if before is not None:
+        sql += " AND created_at < ?"
+        params.append(before)
+    return [row[0] for row in conn.execute(sql, params)]
 
 
 def is_generated(text: str, known: list[str], threshold: float = 0.8) -> bool:

@@ -1,0 +1,363 @@
+"""L8 and its stages on a real store, with time moved by a ManualClock: the cooldown, each
+stage's cadence, fail-silent stages, kill switches, and what each stage writes."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import reverie
+from reverie import Config, ManualClock
+from reverie.actors.distiller import Distiller
+from reverie.actors.linter import Linter
+
+
+def statuses(report: dict[str, Any], namespace: str = "a") -> dict[str, str]:
+    [ns] = [r for r in report["namespaces"] if r["namespace"] == namespace]
+    return {s["stage"]: s["status"] for s in ns.get("stages", [])}
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def save(rv: reverie.Reverie, topic: str, *contents: str, ns: str = "a") -> None:
+    async with rv.namespace(ns).session("setup") as s:
+        for content in contents:
+            result = await s.call_tool(
+                "topic", {"action": "save", "topic": topic, "content": content}
+            )
+            assert result["decision"] in {"ADD", "SUPERSEDE"}, result
+
+
+async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualClock) -> None:
+    await save(rv, "deploy", "The deploy timeout is 30s")
+    first = await rv.review()
+    assert first["ran"] and list(statuses(first)) == ["linter", "distiller", "promoter", "curator"]
+    assert set(statuses(first).values()) == {"ran"}
+    again = await rv.review()
+    assert not again["ran"] and "cooling down" in again["namespaces"][0]["reason"]
+    clock.advance(timedelta(hours=6))
+    later = await rv.review()
+    assert statuses(later) == {  # past the cooldown; no stage due yet: near-zero work
+        "linter": "not_due",
+        "distiller": "not_due",
+        "promoter": "not_due",
+        "curator": "not_due",
+    }
+    clock.advance(timedelta(hours=18))
+    assert statuses(await rv.review()) == {
+        "linter": "not_due",
+        "distiller": "ran",
+        "promoter": "not_due",
+        "curator": "ran",
+    }
+    clock.advance(timedelta(days=6))
+    assert set(statuses(await rv.review()).values()) == {"ran"}
+    forced = await rv.review(force=True)  # force skips the cooldown, not the due-checks
+    assert forced["ran"] and set(statuses(forced).values()) == {"not_due"}
+
+
+async def test_idle_runs_the_review_after_the_flush(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.turn(user="The deploy timeout is 30s.")
+        await s.idle()
+        await rv.wait_idle()
+    actors = [r.actor for r in await ns.ledger() if r.action in {"flush", "review_pass"}]
+    assert actors == ["flusher", "reviewer"]
+    summary = (rv.home / "a" / "topics" / "deploy" / "summary.md").read_text()
+    assert summary == "The deploy timeout is 30s\n"
+
+
+async def test_a_stage_that_raises_does_not_stop_the_others(
+    rv: reverie.Reverie,
+    monkeypatch: pytest.MonkeyPatch,
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    async def boom(self: Distiller) -> dict[str, Any]:
+        raise RuntimeError("distiller exploded")
+
+    monkeypatch.setattr(Distiller, "run", boom)
+    await save(rv, "deploy", "The deploy timeout is 30s")
+    report = await rv.review()
+    assert statuses(report) == {
+        "linter": "ran",
+        "distiller": "failed",
+        "promoter": "ran",
+        "curator": "ran",
+    }
+    [distiller] = [s for s in report["namespaces"][0]["stages"] if s["stage"] == "distiller"]
+    assert "distiller exploded" in distiller["error"]
+    monkeypatch.undo()
+    report = await rv.review(force=True)  # the failed stage stamped nothing: due again
+    assert statuses(report)["distiller"] == "ran"
+
+
+async def test_a_stage_over_its_budget_is_cut_and_retried(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    async def slow(self: Linter) -> dict[str, Any]:
+        await anyio.sleep(5)
+        return {}
+
+    monkeypatch.setattr(Linter, "budget_s", property(lambda self: 0.05))
+    monkeypatch.setattr(Linter, "run", slow)
+    async with reverie.open(tmp_path / "h", clock=clock) as rv:
+        await save(rv, "deploy", "The deploy timeout is 30s")
+        assert statuses(await rv.review())["linter"] == "over_budget"
+        monkeypatch.undo()
+        assert statuses(await rv.review(force=True))["linter"] == "ran"
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "stage"),
+    [
+        ("linter", "enabled", "linter"),
+        ("distiller", "enabled", "distiller"),
+        ("promoter", "promotion_enabled", "promoter"),
+        ("curator", "enabled", "curator"),
+    ],
+)
+async def test_kill_switches(
+    tmp_path: Path, clock: ManualClock, section: str, key: str, stage: str
+) -> None:
+    config = Config().with_section(section, **{key: False})
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "deploy", "The deploy timeout is 30s")
+        got = statuses(await rv.review())
+    assert got.pop(stage) == "disabled"
+    assert set(got.values()) == {"ran"}
+
+
+async def test_reviewer_kill_switch(tmp_path: Path, clock: ManualClock) -> None:
+    config = Config().with_section("reviewer", enabled=False)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "deploy", "The deploy timeout is 30s")
+        report = await rv.review(force=True)
+    assert not report["ran"] and "disabled" in report["namespaces"][0]["reason"]
+
+
+# -- L4 distill -------------------------------------------------------------------------
+
+
+async def test_distiller_watermarks_budget_and_retry(
+    tmp_path: Path, clock: ManualClock, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = spans
+    config = Config().with_section("distiller", max_topics=2)
+    async with reverie.open(
+        tmp_path / "h", clock=clock, config=config, tracer_provider=provider
+    ) as rv:
+        for name in ("alpha", "beta", "gamma"):
+            await save(rv, name, f"The {name} port is {len(name)}000")
+        first = await rv.review()
+        [stage] = [s for s in first["namespaces"][0]["stages"] if s["stage"] == "distiller"]
+        assert stage["distilled"] == 2 and stage["retry_next_round"] == 1
+        [left] = [t["topic"] for t in stage["topics"] if t["status"] == "over_budget"]
+        clock.advance(timedelta(days=1))
+        second = await rv.review()
+        [stage] = [s for s in second["namespaces"][0]["stages"] if s["stage"] == "distiller"]
+        assert [t["topic"] for t in stage["topics"]] == [left]  # only the one left over
+        clock.advance(timedelta(days=1))
+        await save(rv, "beta", "Actually, the beta port is 5001")
+        third = await rv.review()
+        [stage] = [s for s in third["namespaces"][0]["stages"] if s["stage"] == "distiller"]
+        assert [t["topic"] for t in stage["topics"]] == ["beta"]  # per-topic watermark
+        async with rv.namespace("a").session("s") as s:
+            assert "The beta port is 5001" in s.snapshot.text
+            assert "4000" not in s.snapshot.text  # the superseded value is not summarised
+    log = jsonl(tmp_path / "h" / "a" / "logs" / "wiki" / "distill.jsonl")
+    assert [r["status"] for r in log] == [
+        "distilled",
+        "distilled",
+        "over_budget",
+        "distilled",
+        "distilled",
+    ]
+    assert log[2]["topic"] == log[3]["topic"] and log[4]["topic"] == "beta"
+    assert (tmp_path / "h" / "a" / "topics" / "beta" / "summary.md").read_text() == (
+        "The beta port is 5001\n"
+    )
+    events = [
+        e for sp in exporter.get_finished_spans() for e in sp.events if e.name == "memory.distill"
+    ]
+    assert len(events) == 4
+
+
+async def test_summary_never_exceeds_its_budget(rv: reverie.Reverie) -> None:
+    await save(
+        rv, "hosts", *[f"Host h{i} serves shard {i} of the cluster index" for i in range(60)]
+    )
+    await rv.review()
+    summary = (rv.home / "a" / "topics" / "hosts" / "summary.md").read_text().rstrip("\n")
+    assert 0 < len(summary) <= 1000
+
+
+# -- L5 lint ----------------------------------------------------------------------------
+
+
+async def test_linter_records_rule_conflicts_once_and_changes_nothing(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    await save(rv, "deploy", "The deploy timeout is 30s", "Actually, the deploy timeout is 45s")
+    await save(rv, "ops", "The deploy timeout is 60s")
+    async with rv.namespace("a").session("s") as s:
+        await s.call_tool(
+            "memory",
+            {"action": "add", "target": "memory", "content": "Remember the deploy timeout is 30s"},
+        )
+        await s.call_tool(
+            "memory",
+            {
+                "action": "add",
+                "target": "memory",
+                "content": "Staging uses feature flags for billing",
+            },
+        )
+    await save(rv, "staging", "Staging does not use feature flags for billing")
+    before = [f.content for f in await rv.namespace("a").facts("deploy")]
+    report = await rv.review()
+    [lint] = [s for s in report["namespaces"][0]["stages"] if s["stage"] == "linter"]
+    log = jsonl(rv.home / "a" / "logs" / "wiki" / "conflicts.jsonl")
+    kinds = sorted(r["kind"] for r in log)
+    assert "cross_topic" in kinds and "memory_vs_topic" in kinds
+    assert any(r["by"] == "model" and "feature flags" in r["a"]["text"] for r in log)
+    assert lint["new"] == len(log)
+    assert [f.content for f in await rv.namespace("a").facts("deploy")] == before
+    clock.advance(timedelta(days=7))
+    await rv.review()
+    assert len(jsonl(rv.home / "a" / "logs" / "wiki" / "conflicts.jsonl")) == len(log)
+
+
+async def test_linter_finds_an_entry_citing_a_superseded_value(rv: reverie.Reverie) -> None:
+    async with rv.namespace("a").session("s") as s:
+        await s.call_tool(
+            "memory",
+            {
+                "action": "add",
+                "target": "memory",
+                "content": "Backups go to bucket acme-bk-1 nightly",
+            },
+        )
+    await save(rv, "backup", "Backups bucket is acme-bk-1", "Backups bucket is acme-bk-2")
+    await rv.review()
+    log = jsonl(rv.home / "a" / "logs" / "wiki" / "conflicts.jsonl")
+    assert any(r["kind"] == "stale_citation" and "acme-bk-2" in r["b"]["text"] for r in log), log
+
+
+async def test_linter_breaker_ends_a_long_round_and_retries_it(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    config = Config().with_section("linter", breaker_s=0.05)
+    real = Linter._scan
+
+    def slow(self: Linter, conn: Any, deadline: float) -> Any:
+        time.sleep(0.3)  # a huge namespace: the deadline passes mid-scan
+        return real(self, conn, deadline)
+
+    monkeypatch.setattr(Linter, "_scan", slow)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "deploy", "The deploy timeout is 30s")
+        [lint] = [
+            s for s in (await rv.review())["namespaces"][0]["stages"] if s["stage"] == "linter"
+        ]
+        assert lint["status"] == "breaker" and lint["breaker"] is True
+        monkeypatch.undo()
+        assert statuses(await rv.review(force=True))["linter"] == "ran"
+
+
+# -- L7 curate --------------------------------------------------------------------------
+
+
+async def test_curator_safety_model_dry_run_apply_and_restore(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        for name in ("old-helper", "pinned-helper", "used-helper", "no-dir-helper"):
+            created = await s.call_tool(
+                "skill_manage",
+                {"action": "create", "name": name, "content": f"# {name}\nRun the {name} steps."},
+            )
+            assert created["decision"] == "CREATED"
+    await rv.wait_idle()
+    await _preinstalled(rv, "official")
+    (rv.home / "a" / "skills" / "no-dir-helper" / "SKILL.md").unlink()
+    (rv.home / "a" / "skills" / "no-dir-helper").rmdir()
+    assert (await ns.pin_skill("pinned-helper"))["decision"] == "PATCHED"
+    clock.advance(timedelta(days=60))
+    async with ns.session("s2") as s:
+        assert (await s.used_skill("used-helper"))["decision"] == "PATCHED"
+        assert (await s.used_skill("nope"))["decision"] == "ERROR"
+    clock.advance(timedelta(days=31))
+    report = await rv.review()
+    [cur] = [x for x in report["namespaces"][0]["stages"] if x["stage"] == "curator"]
+    assert [c["name"] for c in cur["candidates"]] == ["old-helper"]
+    assert (rv.home / "a" / "skills" / "old-helper" / "SKILL.md").exists()  # dry run
+    log = jsonl(rv.home / "a" / "logs" / "wiki" / "curator.jsonl")
+    assert [r["name"] for r in log if r["action"] == "candidate"] == ["old-helper"]
+
+    applied = await ns.curate(apply=True)
+    [item] = applied["archived"]
+    assert item["name"] == "old-helper" and item["archive_dir"].startswith(
+        "skills/.archive/old-helper__"
+    )
+    assert (rv.home / "a" / item["archive_dir"] / "SKILL.md").exists()
+    assert not (rv.home / "a" / "skills" / "old-helper").exists()
+    assert "old-helper" not in [k.name for k in await ns.skills()]
+    async with ns.session("s3") as s:
+        assert "old-helper" not in s.snapshot.skills
+
+    restored = await ns.restore_skill("old-helper")
+    assert restored["decision"] == "RESTORED"
+    assert (rv.home / "a" / "skills" / "old-helper" / "SKILL.md").exists()
+    assert not (rv.home / "a" / item["archive_dir"]).exists()
+    assert "old-helper" in [k.name for k in await ns.skills()]
+    assert (await ns.restore_skill("old-helper"))["decision"] == "ERROR"
+    actions = [(r.actor, r.action) for r in await ns.ledger("skill:old-helper")]
+    assert ("curator", "archive") in actions and ("curator", "restore") in actions
+
+
+async def _preinstalled(rv: reverie.Reverie, name: str) -> None:
+    """An official skill, registered by the host's installer (not by skill_manage)."""
+    from reverie.stores import skills
+    from reverie.stores.records import Skill
+
+    now = rv.services.now()
+    skill = Skill("a", name, "# official", "preinstalled", False, now, now, now, None)
+    await rv.services.db.write(lambda conn: skills.insert(conn, skill))
+    rv.services.projector.write_skill(skill)
+
+
+async def test_curator_scan_reports_overlap_and_bloat(tmp_path: Path, clock: ManualClock) -> None:
+    config = Config().with_section("curator", bloat_chars=200)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        async with rv.namespace("a").session("s") as s:
+            body = "Release: tag the commit, build the wheel, upload to the index, announce."
+            await s.call_tool(
+                "skill_manage", {"action": "create", "name": "release", "content": body}
+            )
+            await s.call_tool(
+                "skill_manage",
+                {"action": "create", "name": "release-2", "content": body + " Then rest."},
+            )
+            await s.call_tool(
+                "skill_manage", {"action": "create", "name": "huge", "content": "step. " * 100}
+            )
+        report = await rv.review()
+    [cur] = [x for x in report["namespaces"][0]["stages"] if x["stage"] == "curator"]
+    kinds = {(i["kind"], tuple(i.get("names", [i.get("name")]))) for i in cur["issues"]}
+    assert ("overlap", ("release", "release-2")) in kinds
+    assert ("bloat", ("huge",)) in kinds
+    assert cur["candidates"] == []
