@@ -151,6 +151,7 @@ class ModelConfig:
     name: str = ""
     timeout_s: float = 30.0
     retries: int = 2
+    backoff_s: float = 0.5
 
 
 @dataclass(frozen=True)

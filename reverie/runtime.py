@@ -515,6 +515,7 @@ def _configured_model(config: Config) -> Model:
         settings.api_key,
         timeout_s=settings.timeout_s,
         retries=settings.retries,
+        backoff_s=settings.backoff_s,
     )
 
 

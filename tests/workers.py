@@ -91,12 +91,54 @@ async def storm(home: str, worker: str) -> None:
                 i += 1
 
 
+TURNS = (
+    "The deploy timeout is 30s.",
+    "The staging database is pg-stage-2.",
+    "Lesson: always drain the queue before restarting workers.",
+    "The backup bucket is s3://acme-backups/prod.",
+)
+
+
+async def flush_then_hang(home: str) -> None:
+    """Flush, and hang between the writes and the watermark until the parent kills us."""
+    from reverie.actors.flusher import Flusher
+
+    async def hang(self: Flusher, mark: int, report: object) -> None:
+        sys.stdout.write("WRITTEN\n")
+        sys.stdout.flush()
+        await anyio.sleep(3600)
+
+    Flusher._advance = hang  # type: ignore[method-assign]
+    async with reverie.open(home) as rv:
+        async with rv.namespace("crash").session("s") as s:
+            for text in TURNS:
+                await s.turn(user=text)
+            await s.idle()
+            await rv.wait_idle()
+
+
+async def idle_together(home: str, worker: str, go: str) -> None:
+    """Wait for the go file, then idle a session: both workers race for one review pass."""
+    async with reverie.open(home) as rv:
+        async with rv.namespace("shared").session(f"w-{worker}") as s:
+            await s.turn(user=f"Worker {worker} uses port {9000 + int(worker)}.")
+            while not os.path.exists(go):
+                await anyio.sleep(0.005)
+            await s.idle()
+            await rv.wait_idle()
+    sys.stdout.write("DONE\n")
+
+
 def main() -> None:
     mode, home, worker = sys.argv[1:4]
     if mode == "shared":
         anyio.run(shared, home, worker, int(sys.argv[4]))
     elif mode == "storm":
         anyio.run(storm, home, worker)
+    elif mode == "flush_then_hang":
+        anyio.run(flush_then_hang, home)
+    elif mode == "idle_together":
+        anyio.run(idle_together, home, worker, sys.argv[4])
     else:
         raise SystemExit(f"unknown mode {mode}")
 

@@ -22,12 +22,12 @@ class OfflineModel:
     name = "offline"
 
     async def judge(self, prompt: Prompt) -> Answer | Deferred:
-        answer = self._answer(prompt.stage, prompt.payload)
+        answer = self.answer(prompt.stage, prompt.payload)
         if answer is None:
             return Deferred(f"the offline model has no rules for stage {prompt.stage!r}")
         return Answer(data=prompt.schema.validate(answer), usage=Usage(calls=1), model=self.name)
 
-    def _answer(self, stage: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    def answer(self, stage: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         if stage == questions.FLUSH:
             return _flush(payload)
         if stage == questions.DISTILL:
