@@ -122,7 +122,7 @@ async def idle_together(home: str, worker: str, go: str) -> None:
     async with reverie.open(home) as rv:
         async with rv.namespace("shared").session(f"w-{worker}") as s:
             await s.turn(user=f"Worker {worker} uses port {9000 + int(worker)}.")
-            while not os.path.exists(go):
+            while not os.path.exists(go):  # noqa: ASYNC110 - another process makes it
                 await anyio.sleep(0.005)
             await s.idle()
             await rv.wait_idle()
