@@ -13,9 +13,20 @@ from reverie.errors import (
     StoreError,
     ToolInputError,
 )
+from reverie.model.offline import OfflineModel
+from reverie.model.openai_compat import OpenAICompatible
+from reverie.model.seam import Model
 from reverie.runtime import Namespace, Reverie, Session, open
 from reverie.snapshot import Snapshot
-from reverie.stores.records import Entry, Episode, Fact, LedgerRecord, SearchHit, SearchResults
+from reverie.stores.records import (
+    Entry,
+    Episode,
+    Fact,
+    LedgerRecord,
+    SearchHit,
+    SearchResults,
+    Skill,
+)
 
 __all__ = [
     "Clock",
@@ -28,12 +39,16 @@ __all__ = [
     "Fact",
     "LedgerRecord",
     "ManualClock",
+    "Model",
     "Namespace",
+    "OfflineModel",
+    "OpenAICompatible",
     "Reverie",
     "ReverieError",
     "SearchHit",
     "SearchResults",
     "Session",
+    "Skill",
     "Snapshot",
     "StoreBusy",
     "StoreError",

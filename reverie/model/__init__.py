@@ -1,10 +1,21 @@
 """The language-model seam: one small interface every judging stage calls.
 
-This version carries the seam's types and the OpenAI-compatible client; the offline model
-and the stages that call the seam come with the self-learning loop.
+Two implementations: the offline model (deterministic rules, the embedded default) and an
+OpenAI-compatible chat-completions client. Stages build their questions in ``questions``.
 """
 
+from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Answer, Deferred, Field, Model, Prompt, Schema, Usage
 
-__all__ = ["Answer", "Deferred", "Field", "Model", "OpenAICompatible", "Prompt", "Schema", "Usage"]
+__all__ = [
+    "Answer",
+    "Deferred",
+    "Field",
+    "Model",
+    "OfflineModel",
+    "OpenAICompatible",
+    "Prompt",
+    "Schema",
+    "Usage",
+]
