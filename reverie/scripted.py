@@ -1,5 +1,7 @@
 """A short scripted conversation through the public API: what ``reverie simulate`` runs
-until the scenario generator and load driver exist. Every step's decision is real."""
+until the scenario generator and load driver exist. Every step's decision is real: the tool
+calls go through the writer, the turns through the extractor, and the idle at the end runs
+the flush and a review pass on the embedded default (the offline model)."""
 
 from __future__ import annotations
 
@@ -83,19 +85,43 @@ async def run_scripted(ns: Namespace) -> dict[str, Any]:
                     "note": note,
                 }
             )
-        await session.turn(
-            user="Deploys keep timing out at 30s.",
-            assistant="The timeout is now 45s; I saved the correction.",
-        )
-        await session.idle()
+        for user, assistant in TURNS:
+            await session.turn(user=user, assistant=assistant)
+        await session.idle()  # L3 flush, then the L8 review pass
     await ns.runtime.wait_idle()
     hits = await ns.search("deploy timeout", k=5)
     ledger = await ns.ledger()
+    flushed = [
+        {
+            "decision": r.decision,
+            "home": r.target,
+            "entry_id": r.entry_id,
+            "content": (r.after or {}).get("content"),
+        }
+        for r in ledger
+        if r.actor == "flusher" and r.action in {"add", "save"}
+    ]
+    passes = [r.detail for r in ledger if r.action == "review_pass"]
+    snapshot = await ns.snapshot()
     return {
         "namespace": ns.name,
         "session_id": session_id,
         "steps": steps,
+        "flushed": flushed,
+        "review": passes[-1]["stages"] if passes else {},
+        "next_snapshot": snapshot.text,
         "search_top": hits[0].text if hits else None,
         "hidden_superseded": hits.hidden_superseded,
         "ledger_rows": len(ledger),
     }
+
+
+# What the conversation said besides the tool calls: the flush keeps what is verified and
+# routes it to its one home; greetings and guesses are never stored.
+TURNS: tuple[tuple[str | None, str | None], ...] = (
+    ("Deploys keep timing out at 30s.", "The timeout is now 45s; I saved the correction."),
+    ("Maybe the cache is stale?", "I think it might be, I will check."),
+    ("The staging database is pg-stage-2 on port 5433.", "Got it."),
+    (None, "Lesson learned: always run `make ci` before tagging a release."),
+    ("Thanks!", "You're welcome."),
+)

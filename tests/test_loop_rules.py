@@ -217,3 +217,21 @@ async def test_offline_model_answers_every_stage_within_its_schema() -> None:
     assert "45s" in promote["verdicts"][0]["rewrite"]
     for prompt in prompts:  # the reasoning field leads every schema
         assert next(iter(prompt.schema.json_schema()["properties"])) == "reasoning"
+
+
+def test_the_agent_narrating_its_own_action_is_not_stored() -> None:
+    routed = route(
+        "I saved the correction to the deploy topic.",
+        Tag.CORRECTION,
+        speaker="assistant",
+        topics=[],
+        max_topics=10,
+    )
+    assert routed.home is Home.SKIP
+
+
+def test_a_topic_is_found_by_the_words_its_facts_use() -> None:
+    topics = {"deploy": ["deploy", "timeout", "script"], "billing": ["invoice", "cutoff"]}
+    assert topic_for("The timeout is now 45s", topics, 10) == "deploy"
+    assert topic_for("The invoice cutoff is the 28th", topics, 10) == "billing"
+    assert topic_for("Redis listens on 6380", topics, 10) == "redis"

@@ -10,6 +10,7 @@ Candidates past an exhausted budget stay behind the watermark for the next flush
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from reverie.rules.routing import MEMORY_HOMES, Home
 from reverie.rules.similarity import values, word_set
 from reverie.stores import extracts, ledger, review_state, topics
 from reverie.stores.extracts import Extract
+from reverie.stores.records import Fact
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
 from reverie.tools import Command, parse_call
@@ -103,10 +105,14 @@ class Flusher(Actor):
                 await self.s.bus.tell(ReviewDue(self.namespace), cause=envelope)
         return report
 
-    def _pending(self, conn: sqlite3.Connection) -> tuple[int, list[Extract], list[str]]:
+    def _pending(self, conn: sqlite3.Connection) -> tuple[int, list[Extract], list[dict[str, Any]]]:
         mark = int(review_state.get(conn, self.namespace, WATERMARK, 0))
         batch = extracts.since(conn, self.namespace, mark, self.cfg.max_candidates)
-        return mark, batch, topics.names(conn, self.namespace)
+        known = [
+            {"name": name, "keywords": keywords(topics.live(conn, self.namespace, name))}
+            for name in topics.names(conn, self.namespace)
+        ]
+        return mark, batch, known
 
     async def flush(self, trigger: str) -> FlushReport:
         span = trace.get_current_span()
@@ -122,7 +128,9 @@ class Flusher(Actor):
         log.info("memory.flush", namespace=self.namespace, **report.attributes())
         return report
 
-    async def _route(self, batch: list[Extract], names: list[str], report: FlushReport) -> None:
+    async def _route(
+        self, batch: list[Extract], names: list[dict[str, Any]], report: FlushReport
+    ) -> None:
         prompt = questions.flush(
             [
                 {"id": e.id, "text": e.text, "tag": e.tag, "weight": e.weight, "speaker": e.speaker}
@@ -244,6 +252,10 @@ class Flusher(Actor):
         await self.s.db.write(advance)
 
 
-def backlog(conn: sqlite3.Connection, namespace: str) -> int:
-    mark = int(review_state.get(conn, namespace, WATERMARK, 0))
-    return extracts.backlog(conn, namespace, mark)
+def keywords(facts: list[Fact], limit: int = 12) -> list[str]:
+    """The words a topic's newest facts use most: what tells the router a statement
+    belongs there even when it does not name the topic."""
+    counts: Counter[str] = Counter()
+    for fact in facts[-50:]:
+        counts.update(w for w in word_set(fact.content) if w.isalpha())
+    return [word for word, _ in counts.most_common(limit)]

@@ -472,7 +472,8 @@ def simulate(
     config_file: ConfigFile = None,
     otlp: Otlp = None,
 ) -> None:
-    """Run a short scripted session end to end on the embedded default and report it."""
+    """Run a short scripted session end to end on the embedded default — tool calls, turns,
+    the idle flush and a review pass — and report it."""
     from reverie.scripted import run_scripted
 
     edge = _edge(home, config_file, otlp)
@@ -485,6 +486,15 @@ def simulate(
                 step["step"], step["decision"], step.get("entry_id") or "", step.get("note", "")
             )
         out.print(table)
+        flushed = Table("decision", "home", "content", title="flushed when the session went idle")
+        for row in report["flushed"]:
+            flushed.add_row(row["decision"], row["home"] or "", row["content"] or "")
+        out.print(flushed)
+        out.print(
+            "review pass: "
+            + ", ".join(f"{stage} {status}" for stage, status in report["review"].items())
+        )
+        out.print(report["next_snapshot"], markup=False, highlight=False)
         out.print(
             f"search 'deploy timeout' → {report['search_top']!r} "
             f"({report['hidden_superseded']} superseded hidden)"

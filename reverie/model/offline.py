@@ -40,7 +40,7 @@ class OfflineModel:
 
 
 def _flush(payload: dict[str, Any]) -> dict[str, Any]:
-    topics = list(payload["topics"])
+    topics = {t["name"]: list(t.get("keywords", [])) for t in payload["topics"]}
     routes = []
     for candidate in payload["candidates"]:
         found = route(
@@ -51,7 +51,7 @@ def _flush(payload: dict[str, Any]) -> dict[str, Any]:
             max_topics=payload["max_topics"],
         )
         if found.topic and found.topic not in topics:
-            topics.append(found.topic)
+            topics[found.topic] = []
         routes.append(
             {
                 "id": candidate["id"],

@@ -80,7 +80,10 @@ def _prompt(
     )
 
 
-def flush(candidates: list[dict[str, Any]], topics: list[str], max_topics: int) -> Prompt:
+def flush(
+    candidates: list[dict[str, Any]], topics: list[dict[str, Any]], max_topics: int
+) -> Prompt:
+    """``topics``: ``{"name": …, "keywords": […]}`` for each existing topic."""
     return _prompt(
         FLUSH,
         "You keep an agent's long-term memory. Route each verified statement from the "

@@ -116,7 +116,7 @@ def strip_injected(text: str) -> str:
 def sentences(text: str) -> list[str]:
     out = []
     for part in _SENTENCE.split(text):
-        clean = _ACK_PREFIX.sub("", _BULLET.sub("", part).strip()).strip()
+        clean = _ACK_PREFIX.sub("", _BULLET.sub("", part).strip()).strip().rstrip(";,")
         if clean:
             out.append(clean)
     return out

@@ -10,7 +10,7 @@ the flush prefers topics, which are large, over MEMORY.md, which is injected eve
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -61,6 +61,9 @@ _WORKFLOW = re.compile(
     r"\bsteps?\s*(?:\d|:)|\bfirst\b.*\bthen\b|\bto \w+(?: \w+){0,4}, (?:first |run |do |use )",
     re.I,
 )
+_NARRATION = re.compile(
+    r"^(?:i|i've|i'll|i'm|i have|i will|i am|let me|we'll|i just|i now)\b", re.I
+)
 _LESSON_TAGS: Final = frozenset(
     {Tag.INSIGHT, Tag.ERROR, Tag.DECISION, Tag.CORRECTION, Tag.COMPLETED}
 )
@@ -83,10 +86,13 @@ def route(
     tag: Tag,
     *,
     speaker: str,
-    topics: Sequence[str],
+    topics: Mapping[str, Iterable[str]] | Sequence[str],
     max_topics: int,
 ) -> Route:
-    """The one home of a candidate statement (or SKIP, with the reason)."""
+    """The one home of a candidate statement (or SKIP, with the reason). ``topics`` maps
+    each existing topic to words its facts use (or is a plain list of names)."""
+    if speaker == "assistant" and tag is not Tag.INSIGHT and _NARRATION.match(text):
+        return Route(Home.SKIP, text, reason="the agent narrating its own action")
     if speaker == "user":
         if m := _NAME.search(text):
             return Route(Home.USER_SETTINGS, f"name: {m['v']}", reason="the user's name")
@@ -117,19 +123,27 @@ def route(
     return Route(Home.SKIP, text, reason="no specific value and no lesson")
 
 
-def topic_for(text: str, topics: Sequence[str], max_topics: int) -> str | None:
-    """An existing topic named in the text, or a new one named after its subject."""
+def topic_for(
+    text: str, topics: Mapping[str, Iterable[str]] | Sequence[str], max_topics: int
+) -> str | None:
+    """An existing topic named in the text (or, failing that, whose facts share the most
+    of its words), or a new one named after its subject."""
     words = [t for t in tokens(text) if t.isalpha() and t not in STOPWORDS]
     stems = {stem(w) for w in words}
-    best, best_hits = None, 0
-    for name in topics:
+    known: Mapping[str, Iterable[str]] = (
+        topics if isinstance(topics, Mapping) else {name: () for name in topics}
+    )
+    best, best_score = None, 0.0
+    for name, keywords in known.items():
         parts = [p for p in re.split(r"[-_]", name) if p]
-        hits = sum(1 for p in parts if stem(p) in stems)
-        if hits > best_hits:
-            best, best_hits = name, hits
+        named = sum(1 for p in parts if stem(p) in stems)
+        shared = len(stems & {stem(k) for k in keywords})
+        score = named * 10 + (shared if shared >= 1 else 0)
+        if score > best_score:
+            best, best_score = name, score
     if best is not None:
         return best
-    if len(topics) >= max_topics or not words:
+    if len(known) >= max_topics or not words:
         return None
     return slug(words[0])
 

@@ -68,10 +68,3 @@ def since(conn: sqlite3.Connection, namespace: str, after_id: int, limit: int) -
             (namespace, after_id, limit),
         )
     ]
-
-
-def backlog(conn: sqlite3.Connection, namespace: str, after_id: int) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM extracts WHERE namespace = ? AND id > ?", (namespace, after_id)
-    ).fetchone()
-    return int(row[0])
