@@ -361,3 +361,25 @@ async def test_curator_scan_reports_overlap_and_bloat(tmp_path: Path, clock: Man
     assert ("overlap", ("release", "release-2")) in kinds
     assert ("bloat", ("huge",)) in kinds
     assert cur["candidates"] == []
+
+
+async def test_an_interrupted_archive_move_is_finished_by_the_next_apply(
+    rv: reverie.Reverie, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The row is archived first and the directory moved after the commit; a crash in
+    between leaves the directory in place, and the next apply moves it."""
+    from reverie.actors import curator as curator_module
+
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.call_tool(
+            "skill_manage", {"action": "create", "name": "helper", "content": "# helper\nDo it."}
+        )
+    clock.advance(timedelta(days=91))
+    monkeypatch.setattr(curator_module, "move_archived", lambda *args: None)
+    [item] = (await ns.curate(apply=True))["archived"]
+    monkeypatch.undo()
+    assert (rv.home / "a" / "skills" / "helper").is_dir()
+    assert (await ns.curate(apply=True))["archived"] == []
+    assert not (rv.home / "a" / "skills" / "helper").exists()
+    assert (rv.home / "a" / item["archive_dir"] / "SKILL.md").exists()

@@ -132,6 +132,18 @@ def apply(conn: sqlite3.Connection, services: Services, namespace: str) -> list[
     return archived
 
 
+def leftovers(conn: sqlite3.Connection, services: Services, namespace: str) -> list[dict[str, Any]]:
+    """Archived skills whose directory is still in place (a crash between the commit and
+    the move): the next ``--apply`` finishes the move."""
+    return [
+        {"name": s.name, "archive_dir": where}
+        for s in skills.every(conn, namespace)
+        if s.archived_at is not None
+        and (where := skills.archive_dir(conn, namespace, s.name)) is not None
+        and skill_dir(services, namespace, s.name).is_dir()
+    ]
+
+
 def move_archived(services: Services, namespace: str, archived: list[dict[str, Any]]) -> None:
     base = services.projector.namespace_dir(namespace)
     for item in archived:

@@ -163,11 +163,12 @@ class SkillWrites(WriteBase):
             )
 
         def archive(conn: sqlite3.Connection) -> Outcome:
+            unfinished = curator.leftovers(conn, self.s, self.namespace)
             archived = curator.apply(conn, self.s, self.namespace)
             extra: dict[str, Any] = {"archived": archived, "dry_run": False}
 
             def project(_: sqlite3.Connection) -> None:
-                curator.move_archived(self.s, self.namespace, archived)
+                curator.move_archived(self.s, self.namespace, unfinished + archived)
 
             return Outcome(
                 result(
