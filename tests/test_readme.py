@@ -31,6 +31,24 @@ def test_the_tour_runs(tmp_path: Path) -> None:
     assert (tmp_path / "memory" / "reverie.db").exists()
 
 
+def test_the_loop_example_runs(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert len(blocks) >= 2
+    proc = subprocess.run(
+        [sys.executable, "-c", blocks[1]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "['name: Alice']"
+    assert lines[1] == "['linter', 'distiller', 'promoter', 'curator']"
+    assert "'flush'" in lines[2] and "'distill'" in lines[2]
+
+
 def test_readme_opens_with_the_two_commands() -> None:
     head = (ROOT / "README.md").read_text()[:1500]
     assert "reverie simulate" in head and "pytest" in head
