@@ -13,37 +13,29 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def test_the_tour_runs(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(r"```python\n(.*?)```", readme, flags=re.S)
-    assert block is not None
+def run_example(index: int, where: Path) -> list[str]:
+    """Run the README's ``index``-th python block in ``where``; its output lines."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
     proc = subprocess.run(
-        [sys.executable, "-c", block.group(1)],
-        cwd=tmp_path,
+        [sys.executable, "-c", blocks[index]],
+        cwd=where,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
+    return proc.stdout.splitlines()
+
+
+def test_the_tour_runs(tmp_path: Path) -> None:
+    lines = run_example(0, tmp_path)
     assert lines[0].startswith("SUPERSEDE fct-")
     assert lines[1] == "Actually the deploy timeout is 45s 1"
     assert (tmp_path / "memory" / "reverie.db").exists()
 
 
 def test_the_loop_example_runs(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-    assert len(blocks) >= 2
-    proc = subprocess.run(
-        [sys.executable, "-c", blocks[1]],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
+    lines = run_example(1, tmp_path)
     assert lines[0] == "['name: Alice']"
     assert lines[1] == "['linter', 'distiller', 'promoter', 'curator']"
     assert "'flush'" in lines[2] and "'distill'" in lines[2]

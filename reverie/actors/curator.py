@@ -68,22 +68,7 @@ def scan(registered: list[Skill], overlap: float, bloat_chars: int) -> list[dict
 
 class Curator(Stage):
     name = "curator"
-
-    @property
-    def cfg(self) -> Any:
-        return self.s.config.curator
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.cfg.enabled)
-
-    @property
-    def budget_s(self) -> float:
-        return float(self.cfg.timeout_s)
-
-    @property
-    def interval(self) -> timedelta:
-        return timedelta(hours=self.cfg.interval_h)
+    section = "curator"
 
     async def run(self) -> dict[str, Any]:
         """The dry run: report candidates and the overlap / bloat scan, move nothing."""

@@ -10,7 +10,6 @@ pass the rules (length, no value that no live fact carries) before it is stored.
 from __future__ import annotations
 
 import sqlite3
-from datetime import timedelta
 from typing import Any
 
 from opentelemetry import trace
@@ -36,22 +35,7 @@ def summary_key(topic: str) -> str:
 
 class Distiller(Stage):
     name = "distiller"
-
-    @property
-    def cfg(self) -> Any:
-        return self.s.config.distiller
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.cfg.enabled)
-
-    @property
-    def budget_s(self) -> float:
-        return float(self.cfg.timeout_s)
-
-    @property
-    def interval(self) -> timedelta:
-        return timedelta(hours=self.cfg.interval_h)
+    section = "distiller"
 
     def _stale(self, conn: sqlite3.Connection) -> list[tuple[str, int]]:
         """Topics with facts past their watermark, most recently updated first."""

@@ -14,7 +14,6 @@ import hashlib
 import sqlite3
 import time
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -67,23 +66,12 @@ class Scan:
 
 class Linter(Stage):
     name = "linter"
-
-    @property
-    def cfg(self) -> Any:
-        return self.s.config.linter
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.cfg.enabled)
+    section = "linter"
 
     @property
     def budget_s(self) -> float:
         # the breaker ends the round itself; the budget is a backstop above it
         return float(self.cfg.breaker_s) + 30.0
-
-    @property
-    def interval(self) -> timedelta:
-        return timedelta(hours=self.cfg.interval_h)
 
     async def run(self) -> dict[str, Any]:
         found: list[Conflict] = []

@@ -44,22 +44,8 @@ GENERATED_BY = frozenset({"promoter", "distiller", "linter", "reviewer", "curato
 
 class Promoter(Stage):
     name = "promoter"
-
-    @property
-    def cfg(self) -> Any:
-        return self.s.config.promoter
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.cfg.promotion_enabled)
-
-    @property
-    def budget_s(self) -> float:
-        return float(self.cfg.timeout_s)
-
-    @property
-    def interval(self) -> timedelta:
-        return timedelta(hours=self.cfg.interval_h)
+    section = "promoter"
+    switch = "promotion_enabled"
 
     # -- 1. the rule gate ----------------------------------------------------------------
 

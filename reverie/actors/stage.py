@@ -20,22 +20,30 @@ class Stage:
     """One review stage of one namespace, run by the reviewer in its order."""
 
     name: ClassVar[str] = "stage"
+    section: ClassVar[str]
+    """The config section holding the stage's switch, ``interval_h`` and ``timeout_s``."""
+    switch: ClassVar[str] = "enabled"
 
     def __init__(self, namespace: str, services: Services) -> None:
         self.namespace = namespace
         self.s = services
 
     @property
+    def cfg(self) -> Any:
+        return getattr(self.s.config, self.section)
+
+    @property
     def enabled(self) -> bool:
-        raise NotImplementedError
+        """The kill switch."""
+        return bool(getattr(self.cfg, self.switch))
 
     @property
     def budget_s(self) -> float:
-        raise NotImplementedError
+        return float(self.cfg.timeout_s)
 
     @property
     def interval(self) -> timedelta:
-        raise NotImplementedError
+        return timedelta(hours=self.cfg.interval_h)
 
     @property
     def last_key(self) -> str:
