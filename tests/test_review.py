@@ -383,3 +383,60 @@ async def test_an_interrupted_archive_move_is_finished_by_the_next_apply(
     assert (await ns.curate(apply=True))["archived"] == []
     assert not (rv.home / "a" / "skills" / "helper").exists()
     assert (rv.home / "a" / item["archive_dir"] / "SKILL.md").exists()
+
+
+class LintDefers:
+    """Defers the lint question once, then answers like the offline rules."""
+
+    name = "lint-defers"
+
+    def __init__(self) -> None:
+        from reverie.model.offline import OfflineModel
+
+        self.offline = OfflineModel()
+        self.lint_calls = 0
+
+    async def judge(self, prompt: Any) -> Any:
+        from reverie.model.seam import Deferred
+
+        if prompt.stage == "lint":
+            self.lint_calls += 1
+            if self.lint_calls == 1:
+                return Deferred("HTTP 500")
+        return await self.offline.judge(prompt)
+
+
+async def test_a_deferred_lint_answer_retries_the_round(tmp_path: Path, clock: ManualClock) -> None:
+    model = LintDefers()
+    async with reverie.open(tmp_path / "h", clock=clock, model=model) as rv:
+        async with rv.namespace("a").session("s") as s:
+            await s.call_tool(
+                "memory",
+                {
+                    "action": "add",
+                    "target": "memory",
+                    "content": "Staging uses feature flags for billing",
+                },
+            )
+        await save(rv, "staging", "Staging does not use feature flags for billing")
+        first = await rv.review()
+        [lint] = [x for x in first["namespaces"][0]["stages"] if x["stage"] == "linter"]
+        assert lint["status"] == "deferred" and lint["deferred"] == "HTTP 500"
+        assert not (tmp_path / "h" / "a" / "logs" / "wiki" / "conflicts.jsonl").exists()
+        clock.advance(timedelta(hours=6))  # not stamped: due again at the next pass
+        second = await rv.review()
+        [lint] = [x for x in second["namespaces"][0]["stages"] if x["stage"] == "linter"]
+        assert lint["status"] == "ran" and lint["new"] == 1
+    assert model.lint_calls == 2
+
+
+async def test_the_report_text_is_marked_and_never_extracted(rv: reverie.Reverie) -> None:
+    await save(rv, "deploy", "The deploy timeout is 30s")
+    report = (await rv.review())["namespaces"][0]
+    assert report["text"].startswith('<reverie-report namespace="a">')
+    async with rv.namespace("a").session("s") as s:
+        await s.turn(user=report["text"] + "\nThe build host is ci-7.internal.")
+        await s.pre_compact()
+    facts = [f.content for f in await rv.namespace("a").facts("build")]
+    assert facts == ["The build host is ci-7.internal."]
+    assert not [f for f in await rv.namespace("a").facts("deploy") if "linter" in f.content]

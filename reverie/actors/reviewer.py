@@ -76,6 +76,7 @@ class Reviewer(Actor):
             report["stages"] = stages
             with anyio.CancelScope(shield=True):
                 await self.s.db.write(lambda conn: self._end(conn, report))
+        report["text"] = render(report)
         return report
 
     def _begin(self, conn: sqlite3.Connection, now: datetime, force: bool) -> tuple[bool, str]:
@@ -146,3 +147,18 @@ class Reviewer(Actor):
                     )
             span.set_attribute("reverie.stage.status", out["status"])
             return out
+
+
+def render(report: dict[str, Any]) -> str:
+    """The pass as text a host may show the agent, marked so the extractor never takes it
+    for something the conversation said."""
+    lines = [f'<reverie-report namespace="{report["namespace"]}">']
+    for stage in report.get("stages", []):
+        details = ", ".join(
+            f"{key}={value}"
+            for key, value in stage.items()
+            if key not in {"stage", "status"} and isinstance(value, int | str)
+        )
+        lines.append(f"{stage['stage']}: {stage['status']}" + (f" ({details})" if details else ""))
+    lines.append("</reverie-report>")
+    return "\n".join(lines)
