@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from reverie.rules.extraction import Tag
+from reverie.rules.extraction import Tag, Weight, weight
 from reverie.rules.similarity import STOPWORDS, is_value, stem, tokens
 
 
@@ -63,9 +63,6 @@ _WORKFLOW = re.compile(
 )
 _NARRATION = re.compile(
     r"^(?:i|i've|i'll|i'm|i have|i will|i am|let me|we'll|i just|i now)\b", re.I
-)
-_LESSON_TAGS: Final = frozenset(
-    {Tag.INSIGHT, Tag.ERROR, Tag.DECISION, Tag.CORRECTION, Tag.COMPLETED}
 )
 
 
@@ -118,9 +115,9 @@ def route(
         if topic is None:
             return Route(Home.SKIP, text, reason=f"all {max_topics} topics are taken")
         return Route(Home.TOPIC, text, topic=topic, reason="a specific fact")
-    if tag in _LESSON_TAGS:
+    if weight(tag) is Weight.HIGH:  # a correction, error, decision, completion or insight
         return Route(Home.MEMORY, text, reason=f"a lesson ({tag.value})")
-    return Route(Home.SKIP, text, reason="no specific value and no lesson")
+    return Route(Home.SKIP, text, reason="a plain event with no specific value")
 
 
 def topic_for(
