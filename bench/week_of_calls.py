@@ -7,7 +7,9 @@ review bus. The count comes from the ledger, where every call is recorded. The b
 the same week with no cooldown and no due-checks (every stage on every idle), measured in
 the same run by counting what that schedule would have asked: idle events x 4 stages + the
 flushes. Two weeks by default: the promoter is weekly, and its first round (day 0) has no
-fact old enough. ``python -m bench.week_of_calls [--days N] [--model-url URL]``.
+fact old enough. ``--ask-always`` turns ``rules_first`` off in the flusher and the distiller,
+so the model judges every candidate and every summary.
+``python -m bench.week_of_calls [--days N] [--model-url URL] [--ask-always]``.
 """
 
 from __future__ import annotations
@@ -43,9 +45,13 @@ PREFERENCES = ["I prefer short answers with code first.", "Please reply in plain
 HOURS = [9, 11, 14, 16.5, 20]
 
 
-async def weeks(home: Path, model_url: str | None, days: int) -> dict[str, object]:
+async def weeks(
+    home: Path, model_url: str | None, days: int, ask_always: bool
+) -> dict[str, object]:
     rng = random.Random(7)
     env = {"REVERIE_MODEL_URL": model_url} if model_url else {}
+    if ask_always:  # the model judges every candidate and every summary
+        env |= {"REVERIE_FLUSHER_RULES_FIRST": "false", "REVERIE_DISTILLER_RULES_FIRST": "false"}
     config = Config.load(None, env)
     clock = ManualClock(datetime(2026, 3, 2, tzinfo=UTC))
     start = clock.now()
@@ -105,9 +111,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model-url", default=None)
     parser.add_argument("--days", type=int, default=14)
+    parser.add_argument("--ask-always", action="store_true", help="rules_first off")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        result = anyio.run(weeks, Path(tmp) / "home", args.model_url, args.days)
+        result = anyio.run(weeks, Path(tmp) / "home", args.model_url, args.days, args.ask_always)
     per_week = result["weeks"]
     passes = result["passes"]
     assert isinstance(per_week, dict) and isinstance(passes, dict)

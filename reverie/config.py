@@ -66,6 +66,7 @@ class FlusherConfig:
     max_memory_adds: int = 2
     max_topic_saves: int = 5
     max_candidates: int = 40
+    rules_first: bool = True
     timeout_s: float = 120.0
 
 
@@ -77,6 +78,7 @@ class DistillerConfig:
     interval_h: float = 24.0
     max_topics: int = 5
     summary_chars: int = 1000
+    rules_first: bool = True
     timeout_s: float = 120.0
 
 

@@ -109,6 +109,7 @@ async def test_flush_repeats_nothing_and_telemetry_names_it(
         ns = rv.namespace("a")
         async with ns.session("s") as s:
             await s.turn(user="The staging database is pg-stage-2.")
+            await s.turn(assistant="Lesson: always drain the queue before restarting workers.")
             await s.idle()
             await rv.wait_idle()
             await s.idle()
@@ -119,6 +120,7 @@ async def test_flush_repeats_nothing_and_telemetry_names_it(
         e for sp in exporter.get_finished_spans() for e in sp.events if e.name == "memory.flush"
     ]
     assert [e.attributes["reverie.flush.topic_saves"] for e in events] == [1, 0]
+    assert [e.attributes["reverie.flush.asked_model"] for e in events] == [1, 0]
     chats = [sp for sp in exporter.get_finished_spans() if sp.name == "chat offline"]
     assert chats and chats[0].attributes["reverie.stage"] == "flush"
 
@@ -156,7 +158,8 @@ async def test_a_deferred_flush_writes_nothing_and_is_retried(
         ],
     }
     model = Scripted([None, invented, None])
-    async with reverie.open(tmp_path / "h", clock=clock, model=model) as rv:
+    config = Config().with_section("flusher", rules_first=False)  # every candidate asked
+    async with reverie.open(tmp_path / "h", clock=clock, model=model, config=config) as rv:
         ns = rv.namespace("a")
         async with ns.session("s") as s:
             await s.turn(user="The database is pg-1 on port 5432.")
@@ -202,3 +205,28 @@ async def test_text_reverie_generated_is_not_extracted_again(
         await rv.wait_idle()
     texts = [r[0] for r in rows(rv.home, "SELECT text FROM extracts")]
     assert not any("Summary of deploy" in t or t == summary for t in texts), texts
+
+
+async def test_rules_first_asks_the_model_only_where_the_rules_are_unsure(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    model = Scripted([])  # would defer anything it is asked
+    async with reverie.open(tmp_path / "h", clock=clock, model=model) as rv:
+        ns = rv.namespace("a")
+        async with ns.session("s") as s:
+            await s.turn(user="My name is Alice. The staging database is pg-stage-2.")
+            await s.turn(user="Please reply in plain text.")
+            await s.idle()
+            await rv.wait_idle()
+            assert model.prompts == []  # names, style, specific facts: the rules are sure
+            assert [f.content for f in await ns.facts("staging")] == [
+                "The staging database is pg-stage-2."
+            ]
+            await s.turn(assistant="Lesson: always drain the queue before restarting workers.")
+            await s.idle()
+            await rv.wait_idle()
+        [prompt] = model.prompts  # is this a durable lesson? worth one question
+        assert [c["text"] for c in prompt.payload["candidates"]] == [
+            "Lesson: always drain the queue before restarting workers."
+        ]
+        assert await ns.entries("memory") == []  # deferred: waits for the next flush

@@ -39,6 +39,9 @@ def remote_config(server: ChatServer) -> Config:
             "REVERIE_MODEL_TIMEOUT_S": "0.4",
             "REVERIE_MODEL_RETRIES": "1",
             "REVERIE_MODEL_BACKOFF_S": "0.01",
+            # ask the model about everything, so every stage meets the server
+            "REVERIE_FLUSHER_RULES_FIRST": "false",
+            "REVERIE_DISTILLER_RULES_FIRST": "false",
         },
     )
 

@@ -18,7 +18,7 @@ from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
 from reverie.model import questions
 from reverie.model.seam import Deferred
-from reverie.rules.consolidation import summary_problem
+from reverie.rules.consolidation import fits_whole, summarise, summary_problem
 from reverie.stores import generated, review_state, topics
 from reverie.telemetry.logs import get_logger
 
@@ -80,22 +80,28 @@ class Distiller(Stage):
 
     async def _distil(self, topic: str, top: int) -> dict[str, Any]:
         live = await self.s.db.read(lambda conn: topics.live(conn, self.namespace, topic))
-        prompt = questions.distill(
-            topic,
-            [
-                {"id": f.id, "content": f.content, "depth": f.depth, "since": f.created_at}
-                for f in live
-            ],
-            self.cfg.summary_chars,
-        )
-        answer = await consult(self.s, self.namespace, prompt)
-        tokens = {
-            "input_tokens": answer.usage.input_tokens,
-            "output_tokens": answer.usage.output_tokens,
-        }
-        if isinstance(answer, Deferred):
-            return {"topic": topic, "status": "deferred", "reason": answer.reason, **tokens}
-        summary = " ".join(str(answer.data["summary"]).split())
+        facts = [(f.content, f.depth) for f in live]
+        tokens = {"input_tokens": 0, "output_tokens": 0}
+        if self.cfg.rules_first and fits_whole(facts, self.cfg.summary_chars):
+            # every live fact fits as it is: nothing to judge, so no model call
+            summary, by = summarise(facts, self.cfg.summary_chars), "rules"
+        else:
+            prompt = questions.distill(
+                topic,
+                [
+                    {"id": f.id, "content": f.content, "depth": f.depth, "since": f.created_at}
+                    for f in live
+                ],
+                self.cfg.summary_chars,
+            )
+            answer = await consult(self.s, self.namespace, prompt)
+            tokens = {
+                "input_tokens": answer.usage.input_tokens,
+                "output_tokens": answer.usage.output_tokens,
+            }
+            if isinstance(answer, Deferred):
+                return {"topic": topic, "status": "deferred", "reason": answer.reason, **tokens}
+            summary, by = " ".join(str(answer.data["summary"]).split()), self.s.model.name
         problem = summary_problem(summary, [f.content for f in live], self.cfg.summary_chars)
         if problem is not None:
             return {"topic": topic, "status": "rejected", "reason": problem, **tokens}
@@ -106,7 +112,7 @@ class Distiller(Stage):
             "facts": len(live),
             "chars": len(summary),
             "watermark": top,
-            "model": self.s.model.name,
+            "by": by,
             **tokens,
         }
 

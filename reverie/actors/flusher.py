@@ -24,7 +24,7 @@ from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, T
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
-from reverie.rules.routing import MEMORY_HOMES, Home
+from reverie.rules.routing import MEMORY_HOMES, Home, route_all
 from reverie.rules.similarity import values, word_set
 from reverie.stores import extracts, ledger, review_state, topics
 from reverie.stores.extracts import Extract
@@ -50,6 +50,7 @@ class FlushReport:
     skipped: int = 0
     left_for_next: int = 0
     deferred: str | None = None
+    asked_model: int = 0
     watermark: int = 0
     writes: list[dict[str, Any]] = field(default_factory=list)
 
@@ -64,6 +65,7 @@ class FlushReport:
             "reverie.flush.skipped": self.skipped,
             "reverie.flush.left_for_next": self.left_for_next,
             "reverie.flush.deferred": self.deferred or "",
+            "reverie.flush.asked_model": self.asked_model,
             "reverie.flush.watermark": self.watermark,
         }
 
@@ -128,25 +130,42 @@ class Flusher(Actor):
         log.info("memory.flush", namespace=self.namespace, **report.attributes())
         return report
 
-    async def _route(
-        self, batch: list[Extract], names: list[dict[str, Any]], report: FlushReport
-    ) -> None:
-        prompt = questions.flush(
-            [
-                {"id": e.id, "text": e.text, "tag": e.tag, "weight": e.weight, "speaker": e.speaker}
-                for e in batch
-            ],
-            names,
-            self.s.config.writer.max_topics,
-        )
-        answer = await consult(self.s, self.namespace, prompt)
+    async def _routes(
+        self, batch: list[Extract], known: list[dict[str, Any]], report: FlushReport
+    ) -> tuple[dict[int, dict[str, Any]], int | None]:
+        """Routes by candidate id, and the id from which the work waits for the next flush
+        (a deferred model answer). Rules first: only the candidates the rules are unsure
+        of go to the model, in one call (every candidate, with ``rules_first`` off)."""
+        candidates = [
+            {"id": e.id, "text": e.text, "tag": e.tag, "weight": e.weight, "speaker": e.speaker}
+            for e in batch
+        ]
+        max_topics = self.s.config.writer.max_topics
+        topic_words = {t["name"]: t["keywords"] for t in known}
+        ruled = route_all(candidates, topic_words, max_topics)
+        routes = {i: r.as_answer(i) for i, r in ruled if r.sure} if self.cfg.rules_first else {}
+        waiting = [e for e in batch if e.id not in routes]
+        asked = [c for c in candidates if c["id"] not in routes]
+        report.asked_model = len(asked)
+        if not asked:
+            return routes, None
+        answer = await consult(self.s, self.namespace, questions.flush(asked, known, max_topics))
         if isinstance(answer, Deferred):
             report.deferred = answer.reason
-            report.left_for_next = len(batch)
-            return
-        routes = {r["id"]: r for r in answer.data["routes"]}
+            return routes, waiting[0].id
+        asked_ids = {c["id"] for c in asked}
+        routes.update({r["id"]: r for r in answer.data["routes"] if r["id"] in asked_ids})
+        return routes, None
+
+    async def _route(
+        self, batch: list[Extract], known: list[dict[str, Any]], report: FlushReport
+    ) -> None:
+        routes, wait_from = await self._routes(batch, known, report)
         last = report.watermark
         for index, extract in enumerate(batch):
+            if wait_from is not None and extract.id >= wait_from:
+                report.left_for_next = len(batch) - index
+                break
             route = routes.get(extract.id)
             if route is None:
                 report.skipped += 1

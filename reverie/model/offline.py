@@ -12,8 +12,7 @@ from typing import Any
 from reverie.model import questions
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.rules import consolidation
-from reverie.rules.extraction import Tag
-from reverie.rules.routing import route
+from reverie.rules.routing import route_all
 
 
 class OfflineModel:
@@ -41,27 +40,8 @@ class OfflineModel:
 
 def _flush(payload: dict[str, Any]) -> dict[str, Any]:
     topics = {t["name"]: list(t.get("keywords", [])) for t in payload["topics"]}
-    routes = []
-    for candidate in payload["candidates"]:
-        found = route(
-            candidate["text"],
-            Tag(candidate["tag"]),
-            speaker=candidate["speaker"],
-            topics=topics,
-            max_topics=payload["max_topics"],
-        )
-        if found.topic and found.topic not in topics:
-            topics[found.topic] = []
-        routes.append(
-            {
-                "id": candidate["id"],
-                "home": found.home.value,
-                "topic": found.topic,
-                "content": found.content,
-                "reason": found.reason,
-            }
-        )
-    return {"reasoning": "routing rules", "routes": routes}
+    routes = route_all(payload["candidates"], topics, payload["max_topics"])
+    return {"reasoning": "routing rules", "routes": [r.as_answer(i) for i, r in routes]}
 
 
 def _distill(payload: dict[str, Any]) -> dict[str, Any]:

@@ -26,10 +26,15 @@ _TRANSIENT: Final = re.compile(
 )
 
 
+def _clean(content: str) -> str:
+    text = _PREFIX.sub("", " ".join(content.split())).rstrip(".")
+    return text[:1].upper() + text[1:]
+
+
 def summarise(facts: Sequence[tuple[str, int]], max_chars: int) -> str:
     """An extractive summary of ``(content, chain depth)`` live facts: the most maintained
     (deepest chains) first, then the newest, whole facts only, within ``max_chars``."""
-    texts = [_PREFIX.sub("", " ".join(content.split())).rstrip(".") for content, _ in facts]
+    texts = [_clean(content) for content, _ in facts]
     order = sorted(range(len(facts)), key=lambda i: (-facts[i][1], -i))
     picked: list[int] = []
     size = 0
@@ -41,7 +46,13 @@ def summarise(facts: Sequence[tuple[str, int]], max_chars: int) -> str:
         picked.append(i)
         size += cost
     # in the topic's own order, so the summary reads like the history
-    return "; ".join(texts[i][:1].upper() + texts[i][1:] for i in sorted(picked))
+    return "; ".join(texts[i] for i in sorted(picked))
+
+
+def fits_whole(facts: Sequence[tuple[str, int]], max_chars: int) -> bool:
+    """Whether every live fact fits in the summary as it is: nothing to judge, no call."""
+    texts = [_clean(content) for content, _ in facts]
+    return sum(len(t) for t in texts) + 2 * max(0, len(texts) - 1) <= max_chars
 
 
 def summary_problem(summary: str, live: Sequence[str], max_chars: int) -> str | None:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 from reverie.rules.extraction import Tag, Weight, weight
 from reverie.rules.similarity import STOPWORDS, is_value, stem, tokens
@@ -72,6 +72,19 @@ class Route:
     content: str
     topic: str = ""
     reason: str = ""
+    sure: bool = True
+    """False where the rules guess and a model's judgement is worth its cost: whether a
+    value-less statement is a durable lesson for MEMORY.md."""
+
+    def as_answer(self, candidate_id: int) -> dict[str, Any]:
+        """The route in the shape of a flush answer's item."""
+        return {
+            "id": candidate_id,
+            "home": self.home.value,
+            "topic": self.topic,
+            "content": self.content,
+            "reason": self.reason,
+        }
 
 
 def _specific(text: str) -> bool:
@@ -116,8 +129,30 @@ def route(
             return Route(Home.SKIP, text, reason=f"all {max_topics} topics are taken")
         return Route(Home.TOPIC, text, topic=topic, reason="a specific fact")
     if weight(tag) is Weight.HIGH:  # a correction, error, decision, completion or insight
-        return Route(Home.MEMORY, text, reason=f"a lesson ({tag.value})")
+        return Route(Home.MEMORY, text, reason=f"a lesson ({tag.value})", sure=False)
     return Route(Home.SKIP, text, reason="a plain event with no specific value")
+
+
+def route_all(
+    candidates: Sequence[Mapping[str, Any]],
+    topics: Mapping[str, Iterable[str]],
+    max_topics: int,
+) -> list[tuple[int, Route]]:
+    """Route a flush batch in order; a topic the rules open is known to the next one."""
+    known = {name: list(words) for name, words in topics.items()}
+    routes = []
+    for candidate in candidates:
+        found = route(
+            candidate["text"],
+            Tag(candidate["tag"]),
+            speaker=candidate["speaker"],
+            topics=known,
+            max_topics=max_topics,
+        )
+        if found.topic and found.topic not in known:
+            known[found.topic] = []
+        routes.append((int(candidate["id"]), found))
+    return routes
 
 
 def topic_for(
