@@ -89,23 +89,3 @@ def test_bad_settings_exit_2_with_a_clear_message(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "REVERIE_CAPS_MEMORY='lots'" in proc.stderr
     assert not (tmp_path / "reverie.db").exists()
-
-
-def test_simulate_runs_the_scripted_session(tmp_path: Path) -> None:
-    report = jcli(tmp_path, "simulate")
-    decisions = [s["decision"] for s in report["steps"]]
-    assert decisions == [
-        "ADD",
-        "NOOP",
-        "ADD",
-        "ADD",
-        "ADD",
-        "ADD",
-        "SUPERSEDE",
-        "CREATED",
-        "REINFORCED",
-        "ERROR",
-    ]
-    assert report["search_top"] == "Actually the deploy timeout is 45s"
-    assert report["hidden_superseded"] == 1
-    assert "scripted session" in cli(tmp_path / "again", "simulate")

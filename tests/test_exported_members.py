@@ -13,7 +13,7 @@ def test_all_is_sorted_and_complete() -> None:
         "model",
         "rules",
         "runtime",
-        "scripted",
+        "simulation",
         "snapshot",
         "stores",
         "telemetry",

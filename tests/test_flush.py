@@ -109,7 +109,7 @@ async def test_flush_repeats_nothing_and_telemetry_names_it(
         ns = rv.namespace("a")
         async with ns.session("s") as s:
             await s.turn(user="The staging database is pg-stage-2.")
-            await s.turn(assistant="Lesson: always drain the queue before restarting workers.")
+            await s.turn(assistant="The deploys broke when the proxy cache was cold.")
             await s.idle()
             await rv.wait_idle()
             await s.idle()
@@ -216,17 +216,23 @@ async def test_rules_first_asks_the_model_only_where_the_rules_are_unsure(
         async with ns.session("s") as s:
             await s.turn(user="My name is Alice. The staging database is pg-stage-2.")
             await s.turn(user="Please reply in plain text.")
-            await s.idle()
-            await rv.wait_idle()
-            assert model.prompts == []  # names, style, specific facts: the rules are sure
-            assert [f.content for f in await ns.facts("staging")] == [
-                "The staging database is pg-stage-2."
-            ]
             await s.turn(assistant="Lesson: always drain the queue before restarting workers.")
             await s.idle()
             await rv.wait_idle()
-        [prompt] = model.prompts  # is this a durable lesson? worth one question
+            # names, style, specific facts, lessons said as lessons: the rules are sure
+            assert model.prompts == []
+            assert len(await ns.entries("soul")) == len(await ns.entries("user_settings")) == 1
+            assert [f.content for f in await ns.facts("staging")] == [
+                "The staging database is pg-stage-2."
+            ]
+            await s.turn(assistant="The deploys broke when the proxy cache was cold.")
+            await s.idle()
+            await rv.wait_idle()
+        [prompt] = model.prompts  # a lesson, or a one-off? worth one question
         assert [c["text"] for c in prompt.payload["candidates"]] == [
+            "The deploys broke when the proxy cache was cold."
+        ]
+        # the lesson (over the first flush's memory budget) is in; the question is deferred
+        assert [e.content for e in await ns.entries("memory")] == [
             "Lesson: always drain the queue before restarting workers."
         ]
-        assert await ns.entries("memory") == []  # deferred: waits for the next flush

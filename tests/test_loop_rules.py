@@ -10,7 +10,7 @@ from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Field, Schema
 from reverie.rules import consolidation
 from reverie.rules.extraction import Tag, Weight, candidates, is_chatter, is_hedged, tag
-from reverie.rules.routing import Home, route, topic_for
+from reverie.rules.routing import Home, TopicHint, route, topic_for
 
 
 @pytest.mark.parametrize(
@@ -230,8 +230,25 @@ def test_the_agent_narrating_its_own_action_is_not_stored() -> None:
     assert routed.home is Home.SKIP
 
 
-def test_a_topic_is_found_by_the_words_its_facts_use() -> None:
-    topics = {"deploy": ["deploy", "timeout", "script"], "billing": ["invoice", "cutoff"]}
-    assert topic_for("The timeout is now 45s", topics, 10) == "deploy"
+def test_a_topic_is_found_by_its_subjects_then_its_words() -> None:
+    topics = {
+        "auth": TopicHint(
+            frozenset({"access", "token", "minutes"}), frozenset({"access lifetime token"})
+        ),
+        "billing": TopicHint(frozenset({"invoice", "cutoff", "day"})),
+    }
+    # the same subject as a live fact: that fact's topic, whatever the words
+    assert topic_for("Actually, the access token lifetime is 60 minutes", topics, 10) == "auth"
+    # two shared words are enough; one generic word ("minutes") is not
     assert topic_for("The invoice cutoff is the 28th", topics, 10) == "billing"
-    assert topic_for("Redis listens on 6380", topics, 10) == "redis"
+    assert (
+        topic_for(
+            "The access token lifetime is 60 minutes",
+            {"auth": TopicHint(frozenset({"access", "token"}))},
+            10,
+        )
+        == "auth"
+    )
+    assert topic_for("The redis cache TTL is 5 minutes", topics, 10) == "redis"
+    # a new topic is named after the subject, not after what happened to it
+    assert topic_for("We decided to use Postgres 16 for the ledger", {}, 10) == "postgres"

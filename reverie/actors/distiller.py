@@ -120,7 +120,7 @@ class Distiller(Stage):
             now = self.s.now()
             review_state.put(conn, self.namespace, summary_key(topic), summary, now)
             review_state.put(conn, self.namespace, watermark_key(topic), top, now)
-            generated.remember(conn, self.namespace, summary, "distiller", now)
+            generated.remember(conn, self.namespace, summary, f"distiller:{topic}", now)
             self.audit(
                 conn,
                 "distill",

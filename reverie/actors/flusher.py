@@ -24,8 +24,9 @@ from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, T
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
-from reverie.rules.routing import MEMORY_HOMES, Home, route_all
+from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import values, word_set
+from reverie.rules.supersede import keys
 from reverie.stores import extracts, ledger, review_state, topics
 from reverie.stores.extracts import Extract
 from reverie.stores.records import Fact
@@ -111,7 +112,7 @@ class Flusher(Actor):
         mark = int(review_state.get(conn, self.namespace, WATERMARK, 0))
         batch = extracts.since(conn, self.namespace, mark, self.cfg.max_candidates)
         known = [
-            {"name": name, "keywords": keywords(topics.live(conn, self.namespace, name))}
+            hints(name, topics.live(conn, self.namespace, name))
             for name in topics.names(conn, self.namespace)
         ]
         return mark, batch, known
@@ -141,8 +142,10 @@ class Flusher(Actor):
             for e in batch
         ]
         max_topics = self.s.config.writer.max_topics
-        topic_words = {t["name"]: t["keywords"] for t in known}
-        ruled = route_all(candidates, topic_words, max_topics)
+        hinted = {
+            t["name"]: TopicHint(frozenset(t["keywords"]), frozenset(t["subjects"])) for t in known
+        }
+        ruled = route_all(candidates, hinted, max_topics)
         routes = {i: r.as_answer(i) for i, r in ruled if r.sure} if self.cfg.rules_first else {}
         waiting = [e for e in batch if e.id not in routes]
         asked = [c for c in candidates if c["id"] not in routes]
@@ -271,10 +274,15 @@ class Flusher(Actor):
         await self.s.db.write(advance)
 
 
-def keywords(facts: list[Fact], limit: int = 12) -> list[str]:
-    """The words a topic's newest facts use most: what tells the router a statement
-    belongs there even when it does not name the topic."""
+def hints(name: str, facts: list[Fact], limit: int = 12) -> dict[str, Any]:
+    """What the router is told of a topic: the words its newest facts use most, and the
+    subjects its live facts are about (a fact about one of them belongs here)."""
     counts: Counter[str] = Counter()
     for fact in facts[-50:]:
         counts.update(w for w in word_set(fact.content) if w.isalpha())
-    return [word for word, _ in counts.most_common(limit)]
+    subjects = sorted({k for f in facts if (k := keys(f.content).subject)})
+    return {
+        "name": name,
+        "keywords": [word for word, _ in counts.most_common(limit)],
+        "subjects": subjects,
+    }

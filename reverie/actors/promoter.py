@@ -24,6 +24,7 @@ from opentelemetry import trace
 
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
+from reverie.actors.writer import promoted_key
 from reverie.bus.messages import ToolCall
 from reverie.clock import iso
 from reverie.errors import ReverieError
@@ -56,6 +57,10 @@ class Promoter(Stage):
         for fact in topics.corrected(conn, self.namespace, self.cfg.min_chain_depth, cutoff):
             if fact.id in decided or fact.created_by in GENERATED_BY:
                 continue
+            promoted = review_state.get(conn, self.namespace, promoted_key(fact.chain_id))
+            entry = entries.get(conn, self.namespace, promoted) if promoted else None
+            if entry is not None and entry.status == "live":
+                continue  # its chain's rule is in MEMORY.md already, kept current by the writer
             own = generated.norms(conn, self.namespace, before=fact.created_at)
             if generated.is_generated(fact.content, own):
                 continue
@@ -90,6 +95,10 @@ class Promoter(Stage):
             review_state.put(conn, self.namespace, DONE_IDS, fifo[-self.cfg.decided_fifo :], stamp)
             for o in outcomes:
                 self.audit(conn, "promote", o["verdict"].upper(), o["fact_id"], o, target="memory")
+                if o["verdict"] == "promoted":
+                    review_state.put(
+                        conn, self.namespace, promoted_key(o["chain_id"]), o["entry_id"], stamp
+                    )
             self.done(conn, {"candidates": len(candidates), **counts})
 
         await self.s.db.write(finish, then=lambda conn, _: self.log("promotions", records))
@@ -165,7 +174,9 @@ class Promoter(Stage):
             entry_id = result["entry_id"]
 
             def remember(conn: sqlite3.Connection) -> None:
-                generated.remember(conn, self.namespace, text, "promoter", self.s.now())
+                generated.remember(
+                    conn, self.namespace, text, f"promoter:{fact.chain_id}", self.s.now()
+                )
 
             await self.s.db.write(remember)
             return self._outcome(fact, "promoted", rewrite=text, entry_id=entry_id)
@@ -183,6 +194,7 @@ class Promoter(Stage):
     def _outcome(self, fact: Fact, verdict: str, **extra: Any) -> dict[str, Any]:
         return {
             "fact_id": fact.id,
+            "chain_id": fact.chain_id,
             "topic": fact.topic,
             "content": fact.content,
             "depth": fact.depth,

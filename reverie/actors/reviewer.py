@@ -69,11 +69,13 @@ class Reviewer(Actor):
             report["reason"] = reason
             return report
         stages: list[dict[str, Any]] = []
+        started = anyio.current_time()
         try:
             for stage_type in ORDER:
                 stages.append(await self._stage(stage_type(self.namespace, self.s)))
         finally:
             report["stages"] = stages
+            report["duration_ms"] = round((anyio.current_time() - started) * 1000, 3)
             with anyio.CancelScope(shield=True):
                 await self.s.db.write(lambda conn: self._end(conn, report))
         report["text"] = render(report)
@@ -109,6 +111,7 @@ class Reviewer(Actor):
             trace_id=trace_id_hex(),
             detail={
                 "force": report["force"],
+                "duration_ms": report["duration_ms"],
                 "stages": {s["stage"]: s["status"] for s in report.get("stages", [])},
             },
         )

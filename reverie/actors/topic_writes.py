@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 from reverie.actors.context import new_id
-from reverie.actors.write_base import Decision, Outcome, WriteBase, result
+from reverie.actors.write_base import Decision, Outcome, Projection, WriteBase, result
 from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import (
@@ -16,7 +16,7 @@ from reverie.rules.similarity import (
     pigeonhole_terms,
     value_sequence,
 )
-from reverie.rules.supersede import parse, pick_superseded
+from reverie.rules.supersede import parse, pick_superseded, restates
 from reverie.stores import topics
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
@@ -73,6 +73,8 @@ class TopicWrites(WriteBase):
         old_id = pick_superseded(content, [(f.id, f.content) for f in candidates])
         if old_id is None:
             for fact in candidates:
+                if restates(content, fact.content):
+                    return self._noop(conn, call, topic, "save", content, fact, {"tier": "claim"})
                 match = near_duplicate(content, fact.content, self.cfg.writer.jaccard_threshold)
                 if match is not None:
                     return self._noop(
@@ -102,9 +104,11 @@ class TopicWrites(WriteBase):
         )
         topics.insert(conn, fact)
         events = [add_event(fact)]
+        follow_ups: list[Projection] = []
         if old is not None:
             topics.invalidate(conn, old.id, fact.id, now)
             events.append(supersede_event(old.id, fact.id, now))
+            follow_ups = self._after_supersede(conn, old, fact)
             decision = Decision.SUPERSEDE
             message = (
                 f"superseded {old.id} ({old.content[:80]!r}); the old fact is kept "
@@ -132,7 +136,12 @@ class TopicWrites(WriteBase):
         extra: dict[str, Any] = {"topic": topic, "chain_id": fact.chain_id, "depth": fact.depth}
         if old is not None:
             extra["superseded"] = old.id
-        return Outcome(result(decision, fact.id, message, **extra), [project])
+        return Outcome(result(decision, fact.id, message, **extra), [project, *follow_ups])
+
+    def _after_supersede(self, conn: sqlite3.Connection, old: Fact, new: Fact) -> list[Projection]:
+        """What else a correction changes, in the same transaction (the writer keeps a
+        promoted MEMORY.md rule current); returns the projections to rewrite."""
+        return []
 
     def _restore_fact(self, conn: sqlite3.Connection, fact: Fact) -> Outcome:
         """An earlier value comes back as the newest link of its chain (nothing is rewound)."""

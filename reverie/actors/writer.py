@@ -16,7 +16,7 @@ from opentelemetry import trace
 from reverie.actors.memory_writes import MemoryWrites
 from reverie.actors.skill_writes import SkillWrites
 from reverie.actors.topic_writes import TopicWrites
-from reverie.actors.write_base import Decision, Outcome, error_result
+from reverie.actors.write_base import Decision, Outcome, Projection, error_result
 from reverie.bus.messages import (
     Curate,
     Envelope,
@@ -28,8 +28,9 @@ from reverie.bus.messages import (
     TurnRecord,
 )
 from reverie.errors import StoreBusy, StoreError, ToolInputError
-from reverie.stores import entries, episodes, topics
-from reverie.stores.records import Episode
+from reverie.rules.consolidation import rewrite, rewrite_problem
+from reverie.stores import entries, episodes, generated, review_state, topics
+from reverie.stores.records import Episode, Fact
 from reverie.tools import MemoryCommand, TopicCommand
 
 
@@ -113,6 +114,48 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
             return await self._topic_save(command, call)
         return await self._skill(command, call)
 
+    # -- keeping a promoted rule current ---------------------------------------------------
+
+    def _after_supersede(self, conn: sqlite3.Connection, old: Fact, new: Fact) -> list[Projection]:
+        """A correction of a fact that was promoted into MEMORY.md rewrites that rule too, by
+        the promotion rules (no model call), so the memory injected every turn never keeps
+        citing the old value. Skipped — and left to the linter to report — when the rewrite
+        fails its checks, would duplicate another entry or would overflow the cap."""
+        key = promoted_key(old.chain_id)
+        entry_id = review_state.get(conn, self.namespace, key)
+        entry = entries.get(conn, self.namespace, entry_id) if entry_id else None
+        if entry is None or entry.status != "live":
+            return []
+        limit = self.cfg.promoter.rewrite_chars
+        text = rewrite(new.content, new.topic, limit)
+        if rewrite_problem(text, new.content, new.topic, limit) is not None:
+            return []
+        live = entries.live(conn, self.namespace, "memory")
+        if self._twin(live, text, skip=entry.id) is not None:
+            return []
+        fresh = self._new_entry("memory", text, new.session_id, "promoter")
+        try:
+            self._check_cap("memory", live, {entry.id: fresh.rendered})
+        except ToolInputError:
+            return []
+        entries.end(conn, entry.id, "replaced", fresh.created_at, replaced_by=fresh.id)
+        entries.insert(conn, fresh)
+        review_state.put(conn, self.namespace, key, fresh.id, fresh.created_at)
+        generated.remember(conn, self.namespace, text, f"promoter:{new.chain_id}", fresh.created_at)
+        self._audit(
+            conn,
+            actor="promoter",
+            action="refresh",
+            decision=Decision.REPLACED,
+            entry_id=fresh.id,
+            target="memory",
+            session_id=new.session_id,
+            before={"entry_id": entry.id, "content": entry.content},
+            after={"entry_id": fresh.id, "content": fresh.content},
+            detail={"chain_id": new.chain_id, "fact_id": new.id, "superseded": old.id},
+        )
+        return [self._entry_projection("memory")]
+
     # -- restore ------------------------------------------------------------------------
 
     async def _restore(self, message: Restore) -> Outcome:
@@ -133,4 +176,9 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         return self._restore_fact(conn, fact)
 
 
-__all__ = ["Decision", "Writer", "error_result"]
+def promoted_key(chain_id: str) -> str:
+    """The review-state key naming the MEMORY.md entry a chain was promoted into."""
+    return f"promoted:{chain_id}"
+
+
+__all__ = ["Decision", "Writer", "error_result", "promoted_key"]

@@ -461,52 +461,5 @@ def audit_chain(
     _print([f.to_dict() for f in chain], as_json, human)
 
 
-# -- simulate -------------------------------------------------------------------------------------
-
-
-@app.command()
-def simulate(
-    home: Home = DEFAULT_HOME,
-    namespace: Ns = "default",
-    as_json: Json = False,
-    config_file: ConfigFile = None,
-    otlp: Otlp = None,
-) -> None:
-    """Run a short scripted session end to end on the embedded default — tool calls, turns,
-    the idle flush and a review pass — and report it."""
-    from reverie.scripted import run_scripted
-
-    edge = _edge(home, config_file, otlp)
-    report = _with_ns(edge, namespace, run_scripted)
-
-    def human() -> None:
-        table = Table("step", "decision", "entry_id", "note", title="scripted session")
-        for step in report["steps"]:
-            table.add_row(
-                step["step"], step["decision"], step.get("entry_id") or "", step.get("note", "")
-            )
-        out.print(table)
-        flushed = Table("decision", "home", "content", title="flushed when the session went idle")
-        for row in report["flushed"]:
-            flushed.add_row(row["decision"], row["home"] or "", row["content"] or "")
-        out.print(flushed)
-        out.print(
-            "review pass: "
-            + ", ".join(f"{stage} {status}" for stage, status in report["review"].items())
-        )
-        out.print(report["next_snapshot"], markup=False, highlight=False)
-        out.print(
-            f"search 'deploy timeout' → {report['search_top']!r} "
-            f"({report['hidden_superseded']} superseded hidden)"
-        )
-        out.print(
-            f"ledger rows: {report['ledger_rows']}; explore with "
-            f"`reverie show --home {home}`, `reverie search … --home {home}` and "
-            f"`reverie audit ledger --home {home}`"
-        )
-
-    _print(report, as_json, human)
-
-
 def main() -> None:
     app()

@@ -12,7 +12,7 @@ from typing import Any
 from reverie.model import questions
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.rules import consolidation
-from reverie.rules.routing import route_all
+from reverie.rules.routing import TopicHint, route_all
 
 
 class OfflineModel:
@@ -39,7 +39,10 @@ class OfflineModel:
 
 
 def _flush(payload: dict[str, Any]) -> dict[str, Any]:
-    topics = {t["name"]: list(t.get("keywords", [])) for t in payload["topics"]}
+    topics = {
+        t["name"]: TopicHint(frozenset(t.get("keywords", [])), frozenset(t.get("subjects", [])))
+        for t in payload["topics"]
+    }
     routes = route_all(payload["candidates"], topics, payload["max_topics"])
     return {"reasoning": "routing rules", "routes": [r.as_answer(i) for i, r in routes]}
 

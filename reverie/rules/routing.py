@@ -10,13 +10,14 @@ the flush prefers topics, which are large, over MEMORY.md, which is injected eve
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
 from reverie.rules.extraction import Tag, Weight, weight
 from reverie.rules.similarity import STOPWORDS, is_value, stem, tokens
+from reverie.rules.supersede import keys
 
 
 class Home(StrEnum):
@@ -61,6 +62,11 @@ _WORKFLOW = re.compile(
     r"\bsteps?\s*(?:\d|:)|\bfirst\b.*\bthen\b|\bto \w+(?: \w+){0,4}, (?:first |run |do |use )",
     re.I,
 )
+_LESSON = re.compile(
+    r"^(?:lesson(?: learned)?\s*[:,-]|note to self|rule of thumb|tip\s*:|turns out|always\b"
+    r"|never\b|remember to\b|make sure to\b|don't ever\b)",
+    re.I,
+)
 _NARRATION = re.compile(
     r"^(?:i|i've|i'll|i'm|i have|i will|i am|let me|we'll|i just|i now)\b", re.I
 )
@@ -96,11 +102,11 @@ def route(
     tag: Tag,
     *,
     speaker: str,
-    topics: Mapping[str, Iterable[str]] | Sequence[str],
+    topics: Topics,
     max_topics: int,
 ) -> Route:
     """The one home of a candidate statement (or SKIP, with the reason). ``topics`` maps
-    each existing topic to words its facts use (or is a plain list of names)."""
+    each existing topic to what is known of it (or is a plain list of names)."""
     if speaker == "assistant" and tag is not Tag.INSIGHT and _NARRATION.match(text):
         return Route(Home.SKIP, text, reason="the agent narrating its own action")
     if speaker == "user":
@@ -124,22 +130,37 @@ def route(
             Home.SKILL, text, reason="a reusable workflow: the agent saves it with skill_manage"
         )
     if _specific(text):
-        topic = topic_for(text, topics, max_topics)
+        topic = topic_for(text, topics, max_topics, kind=EVENT_TOPICS.get(tag))
         if topic is None:
             return Route(Home.SKIP, text, reason=f"all {max_topics} topics are taken")
         return Route(Home.TOPIC, text, topic=topic, reason="a specific fact")
+    if _LESSON.match(text):  # said as a lesson, in so many words
+        return Route(Home.MEMORY, text, reason="a lesson, marked as one")
     if weight(tag) is Weight.HIGH:  # a correction, error, decision, completion or insight
-        return Route(Home.MEMORY, text, reason=f"a lesson ({tag.value})", sure=False)
+        return Route(Home.MEMORY, text, reason=f"maybe a lesson ({tag.value})", sure=False)
     return Route(Home.SKIP, text, reason="a plain event with no specific value")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicHint:
+    """What the router knows of an existing topic: the words its facts use most, and the
+    subjects (supersede keys) its live facts are about."""
+
+    keywords: frozenset[str] = frozenset()
+    subjects: frozenset[str] = frozenset()
+
+
+Topics = Mapping[str, TopicHint] | Sequence[str]
 
 
 def route_all(
     candidates: Sequence[Mapping[str, Any]],
-    topics: Mapping[str, Iterable[str]],
+    topics: Mapping[str, TopicHint],
     max_topics: int,
 ) -> list[tuple[int, Route]]:
-    """Route a flush batch in order; a topic the rules open is known to the next one."""
-    known = {name: list(words) for name, words in topics.items()}
+    """Route a flush batch in order; a topic the rules open, and the subject a candidate
+    put there, are known to the next candidate."""
+    known = dict(topics)
     routes = []
     for candidate in candidates:
         found = route(
@@ -149,35 +170,61 @@ def route_all(
             topics=known,
             max_topics=max_topics,
         )
-        if found.topic and found.topic not in known:
-            known[found.topic] = []
+        if found.topic:
+            hint = known.get(found.topic, TopicHint())
+            subject = keys(found.content).subject
+            if subject:
+                hint = TopicHint(hint.keywords, hint.subjects | {subject})
+            known[found.topic] = hint
         routes.append((int(candidate["id"]), found))
     return routes
 
 
-def topic_for(
-    text: str, topics: Mapping[str, Iterable[str]] | Sequence[str], max_topics: int
-) -> str | None:
-    """An existing topic named in the text (or, failing that, whose facts share the most
-    of its words), or a new one named after its subject."""
+# Reports of what happened (a failure, a decision, a change made) gather in one topic per
+# kind, so ten topics hold a project's subjects rather than one topic per incident.
+EVENT_TOPICS: Final = {Tag.ERROR: "incidents", Tag.DECISION: "decisions", Tag.COMPLETED: "changes"}
+
+
+def topic_for(text: str, topics: Topics, max_topics: int, kind: str | None = None) -> str | None:
+    """Where a specific fact belongs: the topic already holding a live fact about the same
+    subject; else a topic the text names; else, for a report of an event, its kind's topic;
+    else one whose facts share at least two of its words; else a new topic named after its
+    subject."""
+    known: Mapping[str, TopicHint] = (
+        topics if isinstance(topics, Mapping) else {name: TopicHint() for name in topics}
+    )
+    subject = keys(text).subject
+    if subject:
+        for name, hint in sorted(known.items()):
+            if subject in hint.subjects:
+                return name
     words = [t for t in tokens(text) if t.isalpha() and t not in STOPWORDS]
     stems = {stem(w) for w in words}
-    known: Mapping[str, Iterable[str]] = (
-        topics if isinstance(topics, Mapping) else {name: () for name in topics}
-    )
-    best, best_score = None, 0.0
-    for name, keywords in known.items():
+    if kind is not None and not any(
+        stem(p) in stems for name in known for p in re.split(r"[-_]", name) if p
+    ):
+        return kind if kind in known or len(known) < max_topics else None
+    best, best_score = None, 0
+    for name, hint in sorted(known.items()):
         parts = [p for p in re.split(r"[-_]", name) if p]
         named = sum(1 for p in parts if stem(p) in stems)
-        shared = len(stems & {stem(k) for k in keywords})
-        score = named * 10 + (shared if shared >= 1 else 0)
+        shared = len(stems & {stem(k) for k in hint.keywords})
+        score = named * 10 + (shared if shared >= 2 else 0)
         if score > best_score:
             best, best_score = name, score
     if best is not None:
         return best
-    if len(known) >= max_topics or not words:
+    naming = [w for w in words if w not in _NOT_A_NAME]
+    if len(known) >= max_topics or not naming:
         return None
-    return slug(words[0])
+    return slug(naming[0])
+
+
+# Words that say what happened to a subject, not what the subject is: never a topic name.
+_NOT_A_NAME: Final = frozenset(
+    """decided decide use using keep keeping failed fails failing lesson learned turns
+    just confirm reminder always never set changed moved updated""".split()
+)
 
 
 def slug(word: str) -> str:

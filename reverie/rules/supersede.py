@@ -34,8 +34,11 @@ from functools import lru_cache
 from reverie.rules.similarity import NEGATIONS, STOPWORDS, is_value, stem, tokens
 
 _CORRECTION_PREFIX = re.compile(
-    r"^\s*(actually|correction|update|updated|wait|no|oops|sorry)\b[\s,:;!.-]*", re.I
+    r"^\s*(actually|correction|update|updated|wait|no|oops|sorry|fyi|btw|by the way|note"
+    r"|reminder|as a reminder|just a reminder|just to confirm|to confirm|heads up)\b[\s,:;!.-]*",
+    re.I,
 )
+_LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
 _NOT_X = re.compile(r"(?:,|;|\s)\s*(?:and\s+)?not\s+(?P<old>[^,;.]+?)\s*[.!]?\s*$", re.I)
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
 _RELATIONS = [
@@ -116,8 +119,9 @@ def parse(text: str) -> Claim:
             negated = found.group("old").strip()
             body = body[: found.start()] + body[found.end() :]
             break
-    relation = _RELATION.search(body)
+    relation = _RELATION.search(_LABEL_COLON.sub(" :", body))
     if relation:
+        body = _LABEL_COLON.sub(" :", body)
         subject_words = tokens(body[: relation.start(1)])
         value_words = tokens(body[relation.end(1) :])
     else:
@@ -184,6 +188,18 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return False
     differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
     return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+def restates(new_text: str, old_text: str) -> bool:
+    """The same claim in other words — the same subject given the same value ("The deploy
+    timeout is set to 30s" / "Deploy timeout: 30s"): a near-duplicate the Jaccard tier
+    can miss when filler words dilute a short fact."""
+    new, old = parse(new_text), parse(old_text)
+    if new.negated or not (new.has_relation and old.has_relation):
+        return False
+    if _value_positions(new_text) != _value_positions(old_text):
+        return False  # "worker 3 item 0" and "worker 0 item 3" name different things
+    return _same_subject(new, old) and bool(new.value) and new.value == old.value
 
 
 def _reports_event(text: str) -> bool:

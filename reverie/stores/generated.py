@@ -10,6 +10,11 @@ from reverie.rules.similarity import jaccard, normalise, word_set
 
 
 def remember(conn: sqlite3.Connection, namespace: str, text: str, source: str, when: str) -> None:
+    """Record what one source (``distiller:<topic>``, ``promoter:<chain>``) wrote now, in
+    place of what it wrote before: a summary that was rewritten, or a rule that was
+    refreshed, is no longer reverie's text in anyone's prompt, and a user saying that
+    old value again is saying something new."""
+    conn.execute("DELETE FROM generated WHERE namespace = ? AND source = ?", (namespace, source))
     for sentence in [text, *sentences(text.replace("; ", ".\n"))]:
         key = normalise(sentence)
         if key:
