@@ -236,3 +236,28 @@ async def test_rules_first_asks_the_model_only_where_the_rules_are_unsure(
         assert [e.content for e in await ns.entries("memory")] == [
             "Lesson: always drain the queue before restarting workers."
         ]
+
+
+async def test_an_old_value_said_again_after_its_summary_changed_is_extracted(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    """Only reverie's current text is its own: once the summary has moved on, a user going
+    back to an earlier value is saying something new."""
+    from datetime import timedelta
+
+    ns = rv.namespace("a")
+    async with ns.session("s1") as s:
+        await s.turn(user="The deploy timeout is 30s.")
+        await s.idle()
+        await rv.wait_idle()  # distilled: "The deploy timeout is 30s"
+    clock.advance(timedelta(days=1))
+    async with ns.session("s2") as s:
+        await s.turn(user="Actually, the deploy timeout is 45s now.")
+        await s.idle()
+        await rv.wait_idle()  # re-distilled around 45s
+    clock.advance(timedelta(days=1))
+    async with ns.session("s3") as s:
+        await s.turn(user="The deploy timeout is 30s.")
+        await s.idle()
+        await rv.wait_idle()
+    assert [f.content for f in await ns.facts("deploy")] == ["The deploy timeout is 30s."]

@@ -11,6 +11,7 @@ from reverie.model.seam import Answer, Field, Schema
 from reverie.rules import consolidation
 from reverie.rules.extraction import Tag, Weight, candidates, is_chatter, is_hedged, tag
 from reverie.rules.routing import Home, TopicHint, route, topic_for
+from reverie.rules.supersede import keys, restates
 
 
 @pytest.mark.parametrize(
@@ -233,7 +234,8 @@ def test_the_agent_narrating_its_own_action_is_not_stored() -> None:
 def test_a_topic_is_found_by_its_subjects_then_its_words() -> None:
     topics = {
         "auth": TopicHint(
-            frozenset({"access", "token", "minutes"}), frozenset({"access lifetime token"})
+            frozenset({"minutes"}),
+            frozenset({str(keys("The access token lifetime is 15 minutes").subject)}),
         ),
         "billing": TopicHint(frozenset({"invoice", "cutoff", "day"})),
     }
@@ -252,3 +254,50 @@ def test_a_topic_is_found_by_its_subjects_then_its_words() -> None:
     assert topic_for("The redis cache TTL is 5 minutes", topics, 10) == "redis"
     # a new topic is named after the subject, not after what happened to it
     assert topic_for("We decided to use Postgres 16 for the ledger", {}, 10) == "postgres"
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "same"),
+    [
+        ("Deploy timeout: 30s", "The deploy timeout is 30s", True),
+        ("The deploy timeout is set to 30s", "The deploy timeout is 30s", True),
+        ("Just to confirm: the deploy timeout is still 30s.", "The deploy timeout is 30s", True),
+        ("FYI, the deploy timeout is 30s.", "The deploy timeout is 30s", True),
+        ("The deploy timeout is 45s", "The deploy timeout is 30s", False),
+        ("worker 0 item 3 is ok", "worker 3 item 0 is ok", False),
+        ("The build timeout is 30s", "The deploy timeout is 30s", False),
+    ],
+)
+def test_a_restated_claim_is_the_same_fact(new: str, old: str, same: bool) -> None:
+    assert restates(new, old) is same
+
+
+def test_reports_of_events_gather_by_kind_and_lessons_said_as_lessons_are_sure() -> None:
+    failed = route(
+        "The build failed with exit code 137 on ci-4.",
+        Tag.ERROR,
+        speaker="assistant",
+        topics=["deploy"],
+        max_topics=10,
+    )
+    assert (failed.home, failed.topic) == (Home.TOPIC, "incidents")
+    decided = route(
+        "We decided to keep 3 replicas.", Tag.DECISION, speaker="user", topics=[], max_topics=10
+    )
+    assert decided.topic == "decisions"
+    marked = route(
+        "Lesson: always drain the queue first.",
+        Tag.INSIGHT,
+        speaker="assistant",
+        topics=[],
+        max_topics=10,
+    )
+    assert (marked.home, marked.sure) == (Home.MEMORY, True)
+    unmarked = route(
+        "The deploys broke when the proxy cache was cold.",
+        Tag.ERROR,
+        speaker="assistant",
+        topics=[],
+        max_topics=10,
+    )
+    assert (unmarked.home, unmarked.sure) == (Home.MEMORY, False)

@@ -207,3 +207,33 @@ async def test_kill_switch_promotion_enabled(tmp_path: Path, clock: ManualClock)
         clock.advance(timedelta(days=3))
         assert promoter_stage(await rv.review())["status"] == "disabled"
         assert await rv.namespace("a").entries("memory") == []
+
+
+async def test_a_corrected_promoted_fact_refreshes_its_rule(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    """MEMORY.md never keeps citing a value its topic has corrected: the correction rewrites
+    the promoted rule in the same transaction, and the new value is not promoted twice."""
+    await corrected(rv, "deploy", "deploy timeout for /srv/api", "30s", "45s")
+    clock.advance(timedelta(days=3))
+    assert promoter_stage(await rv.review())["promoted"] == 1
+    [rule] = await rv.namespace("a").entries("memory")
+    async with rv.namespace("a").session("s") as s:
+        again = await s.call_tool(
+            "topic",
+            {
+                "action": "save",
+                "topic": "deploy",
+                "content": "The deploy timeout for /srv/api is 60s",
+            },
+        )
+    assert again["decision"] == "SUPERSEDE"
+    [fresh] = await rv.namespace("a").entries("memory")
+    assert "60s" in fresh.content and "/srv/api" in fresh.content and fresh.id != rule.id
+    assert "60s" in (rv.home / "a" / "MEMORY.md").read_text()
+    [refresh] = [r for r in await rv.namespace("a").ledger() if r.action == "refresh"]
+    assert refresh.decision == "REPLACED" and refresh.before["entry_id"] == rule.id
+    clock.advance(timedelta(days=7))
+    assert promoter_stage(await rv.review())["candidates"] == 0
+    assert len(await rv.namespace("a").entries("memory")) == 1
+    assert (await rv.namespace("a").restore(rule.id))["decision"] == "RESTORED"  # undoable
