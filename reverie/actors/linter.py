@@ -163,10 +163,21 @@ class Linter(Stage):
         self._across_topics(facts, conflicts, unclear)
         live_by_chain = {f.chain_id: f for f in facts}
         fact_items = [Item(f.id, f.content, f"topic:{f.topic}") for f in facts]
+        # every rule needs a shared content word (same subject, same skeleton, a negated
+        # value, or Jaccard >= 0.5), so only facts sharing a word with the entry are paired
+        by_word: dict[str, list[int]] = {}
+        for position, item in enumerate(fact_items):
+            for word in word_set(item.text):
+                by_word.setdefault(word, []).append(position)
+        by_value: dict[str, list[int]] = {}  # a stale citation repeats a superseded value
+        for position, old in enumerate(superseded):
+            for value in values(old.content):
+                by_value.setdefault(value, []).append(position)
         for entry in cited:
             if time.monotonic() > deadline:
                 return Scan(conflicts, unclear, tripped=True)
-            for item in fact_items:
+            near = sorted({p for w in word_set(entry.text) for p in by_word.get(w, ())})
+            for item in (fact_items[p] for p in near):
                 verdict = _pair(entry, item)
                 if verdict == "conflict":
                     conflicts.append(
@@ -179,7 +190,11 @@ class Linter(Stage):
                     )
                 elif verdict == "unclear":
                     unclear.append(("memory_vs_topic", entry, item))
-            for old in superseded:
+            cited_values = values(entry.text)
+            for old in (
+                superseded[p]
+                for p in sorted({p for v in cited_values for p in by_value.get(v, ())})
+            ):
                 head = live_by_chain.get(old.chain_id)
                 if (
                     head is None
