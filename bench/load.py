@@ -72,9 +72,19 @@ async def run(home: Path, sessions: int, turns: int, together: bool) -> dict[str
 def child(sessions: int, turns: int, together: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            [sys.executable, "-m", "bench.load", "--child", str(sessions), str(turns),
-             "1" if together else "0"],
-            capture_output=True, text=True, check=True, cwd=Path(tmp),
+            [
+                sys.executable,
+                "-m",
+                "bench.load",
+                "--child",
+                str(sessions),
+                str(turns),
+                "1" if together else "0",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(tmp),
             env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
         ).stdout
     return json.loads(out)  # type: ignore[no-any-return]
@@ -91,11 +101,15 @@ def main() -> None:
     alone = child(sessions, turns, together=False)
     many = child(sessions, turns, together=True)
     for label, r in (("one at a time", alone), (f"{sessions} at once", many)):
-        print(f"{label:>14}: {r['turns']:6.0f} turns, {r['turns_per_s']:7.1f} turns/s, "
-              f"p50 {r['p50_ms']:7.2f} ms, p99 {r['p99_ms']:8.2f} ms, "
-              f"peak RSS {r['peak_rss_mb']:6.1f} MB")
-    print(f"throughput ratio, at once / one at a time: "
-          f"{many['turns_per_s'] / alone['turns_per_s']:.2f}")
+        print(
+            f"{label:>14}: {r['turns']:6.0f} turns, {r['turns_per_s']:7.1f} turns/s, "
+            f"p50 {r['p50_ms']:7.2f} ms, p99 {r['p99_ms']:8.2f} ms, "
+            f"peak RSS {r['peak_rss_mb']:6.1f} MB"
+        )
+    print(
+        f"throughput ratio, at once / one at a time: "
+        f"{many['turns_per_s'] / alone['turns_per_s']:.2f}"
+    )
     print(f"p99 latency ratio: {many['p99_ms'] / alone['p99_ms']:.1f}")
     print(f"peak RSS ratio: {many['peak_rss_mb'] / alone['peak_rss_mb']:.2f}")
 

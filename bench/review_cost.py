@@ -34,12 +34,18 @@ async def main(per_topic: int) -> None:
                 for i in range(40):  # corrected facts: promotion candidates
                     topic = f"t{i % 10}"
                     for value in (10, 20):
-                        args = {"action": "save", "topic": topic,
-                                "content": f"The limit of service {i} is {value + i}"}
+                        args = {
+                            "action": "save",
+                            "topic": topic,
+                            "content": f"The limit of service {i} is {value + i}",
+                        }
                         await s.call_tool("topic", args)
                 for i in range(60):
-                    args = {"action": "add", "target": "memory",
-                            "content": f"Lesson {i}: check service {i} logs before paging"}
+                    args = {
+                        "action": "add",
+                        "target": "memory",
+                        "content": f"Lesson {i}: check service {i} logs before paging",
+                    }
                     await s.call_tool("memory", args)
             load_s = time.perf_counter() - loaded
             clock.advance(timedelta(days=8))
@@ -55,8 +61,10 @@ async def main(per_topic: int) -> None:
     facts = per_topic * 10 + 80
     stages = {s["stage"]: s["status"] for s in due["namespaces"][0]["stages"]}
     quiet = {s["stage"]: s["status"] for s in idle["namespaces"][0]["stages"]}
-    print(f"namespace: 10 topics, {facts} facts (40 corrected chains), 60 MEMORY.md entries; "
-          f"loaded in {load_s:.1f} s")
+    print(
+        f"namespace: 10 topics, {facts} facts (40 corrected chains), 60 MEMORY.md entries; "
+        f"loaded in {load_s:.1f} s"
+    )
     print(f"pass with every stage due: {due_s * 1000:9.1f} ms  {stages}")
     print(f"pass with no stage due:    {idle_s * 1000:9.2f} ms  {quiet}")
     print(f"not-due / due ratio: {idle_s / due_s:.4f}")

@@ -34,8 +34,11 @@ SUBJECTS = [
     ("api", "The API rate limit is {v} requests per minute", [600, 1200, 900]),
 ]
 CHATTER = ["hi", "thanks!", "ok", "Got it.", "cool, thanks"]
-HEDGES = ["Maybe the cache is stale?", "I think the worker ran out of memory.",
-          "Should we move to eu-west-1?"]
+HEDGES = [
+    "Maybe the cache is stale?",
+    "I think the worker ran out of memory.",
+    "Should we move to eu-west-1?",
+]
 LESSONS = [
     "Lesson: always drain the queue before restarting workers.",
     "Turns out the cron jobs need UTC timestamps.",
@@ -126,12 +129,17 @@ def main() -> None:
         print(f"week {index + 1}: {idles_per_week} idle sessions, {passes.get(index, 0)} passes")
         print(f"  {'stage':10} {'calls':>6} {'deferred':>9} {'in tokens':>10} {'out tokens':>11}")
         for stage in ("flush", "lint", "distill", "promote"):
-            row = calls.get(stage, {"calls": 0, "deferred": 0, "input_tokens": 0,
-                                    "output_tokens": 0})
-            print(f"  {stage:10} {row['calls']:>6} {row['deferred']:>9} "
-                  f"{row['input_tokens']:>10} {row['output_tokens']:>11}")
-        print(f"  total {total} model calls; every-stage-on-every-idle baseline {naive}; "
-              f"ratio {total / naive:.2f}")
+            row = calls.get(
+                stage, {"calls": 0, "deferred": 0, "input_tokens": 0, "output_tokens": 0}
+            )
+            print(
+                f"  {stage:10} {row['calls']:>6} {row['deferred']:>9} "
+                f"{row['input_tokens']:>10} {row['output_tokens']:>11}"
+            )
+        print(
+            f"  total {total} model calls; every-stage-on-every-idle baseline {naive}; "
+            f"ratio {total / naive:.2f}"
+        )
     print(f"MEMORY.md at the end: {result['memory']}")
 
 

@@ -39,7 +39,9 @@ _CORRECTION_PREFIX = re.compile(
     re.I,
 )
 _LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
-_NOT_X = re.compile(r"(?:,|;|\s)\s*(?:and\s+)?not\s+(?P<old>[^,;.]+?)\s*[.!]?\s*$", re.I)
+# "Y, not X" / "Y and not X": a comma or "and" marks X as the value being corrected;
+# a plain "not" inside a sentence ("encourages him not to give up") corrects nothing
+_NOT_X = re.compile(r"(?:[,;]\s*(?:and\s+)?|\s+and\s+)not\s+(?P<old>[^,;.]+?)\s*[.!]?\s*$", re.I)
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
 _RELATIONS = [
     "is located at",
@@ -100,6 +102,10 @@ class Claim:
     pronoun_subject: bool
     has_relation: bool
     definite: bool
+    relation: str = ""
+    """The relation's class: "be" for the copula and its variants, "at" for locations,
+    else the relation word itself."""
+    value_tokens: frozenset[str] = frozenset()
 
 
 def _content(words: Sequence[str]) -> frozenset[str]:
@@ -145,13 +151,68 @@ def parse(text: str) -> Claim:
         pronoun_subject=pronoun,
         has_relation=relation is not None and bool(subject),
         definite=bool(value_words) and value_words[0] == "the",
+        relation=_relation_class(relation.group(1)) if relation else "",
+        value_tokens=frozenset(w for w in value_words if is_value(w)),
     )
+
+
+_COPULA = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "is now",
+        "are now",
+        "has been",
+        "have been",
+        "becomes",
+        "became",
+        "is set to",
+        "set to",
+        "changed to",
+        "has changed to",
+        "equals",
+        "=",
+        ":",
+        "->",
+        "→",
+    }
+)
+_LOCATION = frozenset(
+    {"is located at", "is located in", "has moved to", "moved to", "lives in", "lives at"}
+)
+
+
+def _relation_class(word: str) -> str:
+    word = " ".join(word.lower().split())
+    if word in _LOCATION:
+        return "at"
+    if word in _COPULA:
+        return "be"
+    return "use" if word in {"uses", "use"} else word
 
 
 def _is_event(value_words: Sequence[str]) -> bool:
     return (
         len(value_words) >= 2 and value_words[0].endswith("ed") and value_words[1] in _PREPOSITIONS
     )
+
+
+def _attribute(text: str, claim: Claim) -> bool:
+    """Whether a claim gives its subject a value that a correction replaces — a number, an
+    id, a short phrase — rather than describing it ("Caroline is researching adoption
+    agencies…", "Joanna is a writer"): descriptions accumulate, like events. A one-word
+    subject with the copula ("Joanna is …") is a person or thing with many properties; it
+    takes a value token ("Python is 3.11") to make it one attribute."""
+    one_word = len(claim.subject) == 1 and not (claim.values - claim.value_tokens)
+    if one_word and claim.relation == "be" and not claim.value_tokens:
+        return False
+    body = _RELATION.split(_LABEL_COLON.sub(" :", _CORRECTION_PREFIX.sub("", text, count=1)), 1)
+    after = [w for w in tokens(body[-1]) if w not in STOPWORDS and w not in _FILLER]
+    if after and after[0].endswith("ing") and len(after[0]) > 4 and not is_value(after[0]):
+        return False  # "is going", "has been playing": an activity, not a value
+    return bool(claim.values) or len(claim.value) <= 4
 
 
 def _same_subject(new: Claim, old: Claim) -> bool:
@@ -179,7 +240,13 @@ def supersedes(new_text: str, old_text: str) -> bool:
             return True
     if new.has_relation and old.has_relation:
         if _same_subject(new, old):
-            return bool(new.value) and new.value != old.value
+            return (
+                bool(new.value)
+                and new.value != old.value
+                and new.relation == old.relation
+                and _attribute(new_text, new)
+                and _attribute(old_text, old)
+            )
         return _same_role(new, old)
     if _reports_event(new_text) or _reports_event(old_text):
         return False  # events accumulate; only states supersede

@@ -69,4 +69,23 @@ NEGATIVE = [
     ("Worker 0 item 0 is ok", "Worker 0 item 3 is ok"),
     ("Worker 0 wrote item 0", "Worker 0 wrote item 4"),
     ("Fixed bug 1234 in the parser", "Fixed bug 1240 in the parser"),
+    # narrative memories (LoCoMo-style observations): descriptions of a person accumulate
+    ("Joanna is a writer and has written a screenplay", "Joanna is lactose intolerant"),
+    (
+        "Caroline is planning to continue her education",
+        "Caroline is researching adoption agencies",
+    ),
+    ("Melanie is currently managing kids and work", "Melanie is going swimming with the kids"),
+    (
+        "Jolene has been with her partner for three years",
+        "Jolene uses the Pomodoro Technique - 25 minutes work, 5-minute break",
+    ),
+    (
+        "Nate is participating in a gaming tournament next month, his 4th one",
+        "Nate has been playing the game Cyberpunk 2077 nonstop",
+    ),
+    (
+        "Gina supports Jon through setbacks and encourages him not to give up",
+        "Gina expresses full support for Jon and encourages him not to give up",
+    ),
 ]
