@@ -30,6 +30,7 @@ from reverie.stores.records import Fact
 SEEN = "lint:seen"
 MAX_SEEN = 4000
 MAX_PAIRS = 20
+RELATED = 50  # the best BM25 matches an entry is compared with, besides exact key matches
 UNCLEAR_JACCARD = 0.5
 
 
@@ -146,38 +147,22 @@ class Linter(Stage):
         return out
 
     def _scan(self, conn: sqlite3.Connection, deadline: float) -> Scan:
-        """The rules, over one snapshot; stops where it is when the breaker's deadline
-        passes (what was found is kept, the round is retried)."""
-        facts: list[Fact] = []
-        superseded: list[Fact] = []
-        for name in topics.names(conn, self.namespace):
-            for fact in topics.all_facts(conn, self.namespace, name):
-                (facts if fact.live else superseded).append(fact)
+        """The rules, over one snapshot, through indexes (the lint reads the facts that can
+        conflict, not every fact); stops where it is when the breaker's deadline passes
+        (what was found is kept, the round is retried)."""
+        conflicts: list[Conflict] = []
+        unclear: list[tuple[str, Item, Item]] = []
+        self._across_topics(topics.shared_subjects(conn, self.namespace), conflicts, unclear)
         cited = [
             Item(e.id, e.content, e.target)
             for target in ("memory", "user")
             for e in entries.live(conn, self.namespace, target)
         ]
-        conflicts: list[Conflict] = []
-        unclear: list[tuple[str, Item, Item]] = []
-        self._across_topics(facts, conflicts, unclear)
-        live_by_chain = {f.chain_id: f for f in facts}
-        fact_items = [Item(f.id, f.content, f"topic:{f.topic}") for f in facts]
-        # every rule needs a shared content word (same subject, same skeleton, a negated
-        # value, or Jaccard >= 0.5), so only facts sharing a word with the entry are paired
-        by_word: dict[str, list[int]] = {}
-        for position, item in enumerate(fact_items):
-            for word in word_set(item.text):
-                by_word.setdefault(word, []).append(position)
-        by_value: dict[str, list[int]] = {}  # a stale citation repeats a superseded value
-        for position, old in enumerate(superseded):
-            for value in values(old.content):
-                by_value.setdefault(value, []).append(position)
         for entry in cited:
             if time.monotonic() > deadline:
                 return Scan(conflicts, unclear, tripped=True)
-            near = sorted({p for w in word_set(entry.text) for p in by_word.get(w, ())})
-            for item in (fact_items[p] for p in near):
+            for fact in topics.related(conn, self.namespace, entry.text, RELATED):
+                item = Item(fact.id, fact.content, f"topic:{fact.topic}")
                 verdict = _pair(entry, item)
                 if verdict == "conflict":
                     conflicts.append(
@@ -191,19 +176,12 @@ class Linter(Stage):
                 elif verdict == "unclear":
                     unclear.append(("memory_vs_topic", entry, item))
             cited_values = values(entry.text)
-            for old in (
-                superseded[p]
-                for p in sorted({p for v in cited_values for p in by_value.get(v, ())})
-            ):
-                head = live_by_chain.get(old.chain_id)
-                if (
-                    head is None
-                    or not values(old.content)
-                    or values(head.content) <= values(entry.text)
-                ):
+            olds = topics.superseded_with(conn, self.namespace, sorted(cited_values), RELATED)
+            for old, head in olds:
+                if values(head.content) <= cited_values or not values(old.content):
                     continue
                 if (
-                    values(old.content) <= values(entry.text)
+                    values(old.content) <= cited_values
                     and jaccard(word_set(old.content), word_set(entry.text)) >= UNCLEAR_JACCARD
                 ):
                     conflicts.append(

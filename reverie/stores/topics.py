@@ -191,3 +191,84 @@ def corrected(
             (namespace, min_depth, created_before),
         )
     ]
+
+
+def shared_subjects(conn: sqlite3.Connection, namespace: str) -> list[Fact]:
+    """Live facts whose subject key is used in more than one topic (one grouped, indexed
+    query: the cross-topic lint never reads the other facts)."""
+    live = "namespace = ? AND invalid_at IS NULL AND subject_key IS NOT NULL"
+    return [
+        _fact(row)
+        for row in fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM facts WHERE {live} AND subject_key IN ("
+            f" SELECT subject_key FROM facts WHERE {live}"
+            " GROUP BY subject_key HAVING count(DISTINCT topic) > 1)"
+            " ORDER BY subject_key, created_at, rowid",
+            (namespace, namespace),
+        )
+    ]
+
+
+def related(conn: sqlite3.Connection, namespace: str, text: str, limit: int) -> list[Fact]:
+    """Live facts of any topic that a text may agree or conflict with: those sharing its
+    supersede keys (exact, through the key indexes) and the ``limit`` best BM25 matches of
+    its words."""
+    k = keys(text)
+    # naming the topics lets the (namespace, topic, key) partial indexes serve the lookup
+    live = (
+        "namespace = ? AND topic IN (SELECT name FROM topics WHERE namespace = ?)"
+        " AND invalid_at IS NULL"
+    )
+    parts: list[str] = []
+    params: list[object] = []
+    for name, value in (("subject", k.subject), ("role", k.role), ("skeleton", k.skeleton)):
+        if value is not None:
+            parts.append(
+                f"SELECT rowid FROM facts INDEXED BY facts_{name} WHERE {live} AND {name}_key = ?"
+            )
+            params += [namespace, namespace, value]
+    expression = match_expression(text)
+    if expression is not None:
+        parts.append(
+            "SELECT rowid FROM (SELECT s.rowid / 4 AS rowid FROM search_index s"
+            " WHERE search_index MATCH ? AND s.namespace = ? AND s.rowid % 4 = 1"
+            " ORDER BY bm25(search_index) LIMIT ?)"
+        )
+        params += [expression, namespace, limit]
+    if not parts:
+        return []
+    rows = fetchall(
+        conn,
+        f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({' UNION '.join(parts)})"
+        " ORDER BY created_at, rowid",
+        params,
+    )
+    return [_fact(row) for row in rows]
+
+
+def superseded_with(
+    conn: sqlite3.Connection, namespace: str, value_terms: list[str], limit: int
+) -> list[tuple[Fact, Fact]]:
+    """Superseded facts holding any of these value tokens, each with its chain's live
+    head: what an entry citing an old value would be citing."""
+    expression = match_expression(" ".join(value_terms), keep_stopwords=True)
+    if expression is None:
+        return []
+    rows = fetchall(
+        conn,
+        f"SELECT {_COLUMNS} FROM facts WHERE rowid IN (SELECT s.rowid / 4 FROM"
+        " search_superseded s WHERE search_superseded MATCH ? AND s.namespace = ?"
+        " ORDER BY bm25(search_superseded) LIMIT ?)",
+        (expression, namespace, limit),
+    )
+    out = []
+    for old in (_fact(row) for row in rows):
+        head = fetchone(
+            conn,
+            f"SELECT {_COLUMNS} FROM facts WHERE chain_id = ? AND invalid_at IS NULL",
+            (old.chain_id,),
+        )
+        if head is not None:
+            out.append((old, _fact(head)))
+    return out
