@@ -100,6 +100,21 @@ def insert(conn: sqlite3.Connection, fact: Fact) -> None:
     )
 
 
+def _by_keys(text: str, live: str, scope: list[object]) -> tuple[list[str], list[object]]:
+    """One indexed lookup per supersede key of ``text`` (an OR would defeat the indexes):
+    subqueries of fact rowids, and their parameters."""
+    k = keys(text)
+    parts: list[str] = []
+    params: list[object] = []
+    for name, value in (("subject", k.subject), ("role", k.role), ("skeleton", k.skeleton)):
+        if value is not None:
+            parts.append(
+                f"SELECT rowid FROM facts INDEXED BY facts_{name} WHERE {live} AND {name}_key = ?"
+            )
+            params += [*scope, value]
+    return parts, params
+
+
 def candidates(
     conn: sqlite3.Connection,
     namespace: str,
@@ -112,16 +127,12 @@ def candidates(
     match — the normalised twin, those sharing a supersede key (one indexed lookup per key;
     an OR would defeat the indexes), and those containing any term of each term set
     (FTS5, at most ``limit`` each)."""
-    k = keys(text)
     live = "namespace = ? AND topic = ? AND invalid_at IS NULL"
     parts = [f"SELECT rowid FROM facts INDEXED BY facts_norm WHERE {live} AND norm = ?"]
     params: list[object] = [namespace, topic, normalise(text)]
-    for name, value in (("subject", k.subject), ("role", k.role), ("skeleton", k.skeleton)):
-        if value is not None:
-            parts.append(
-                f"SELECT rowid FROM facts INDEXED BY facts_{name} WHERE {live} AND {name}_key = ?"
-            )
-            params += [namespace, topic, value]
+    key_parts, key_params = _by_keys(text, live, [namespace, topic])
+    parts += key_parts
+    params += key_params
     for terms in term_sets:
         expression = match_expression(" ".join(terms), keep_stopwords=True)
         if expression is None:
@@ -214,20 +225,12 @@ def related(conn: sqlite3.Connection, namespace: str, text: str, limit: int) -> 
     """Live facts of any topic that a text may agree or conflict with: those sharing its
     supersede keys (exact, through the key indexes) and the ``limit`` best BM25 matches of
     its words."""
-    k = keys(text)
     # naming the topics lets the (namespace, topic, key) partial indexes serve the lookup
     live = (
         "namespace = ? AND topic IN (SELECT name FROM topics WHERE namespace = ?)"
         " AND invalid_at IS NULL"
     )
-    parts: list[str] = []
-    params: list[object] = []
-    for name, value in (("subject", k.subject), ("role", k.role), ("skeleton", k.skeleton)):
-        if value is not None:
-            parts.append(
-                f"SELECT rowid FROM facts INDEXED BY facts_{name} WHERE {live} AND {name}_key = ?"
-            )
-            params += [namespace, namespace, value]
+    parts, params = _by_keys(text, live, [namespace, namespace])
     expression = match_expression(text)
     if expression is not None:
         parts.append(
