@@ -123,8 +123,8 @@ def main() -> None:
     assert isinstance(per_week, dict) and isinstance(passes, dict)
     idles_per_week = len(HOURS) * 7
     naive = idles_per_week * (1 + 3)  # a flush and distill / lint / promote on every idle
-    for index in sorted(per_week):
-        calls = per_week[index]
+    for index in range((args.days + 6) // 7):
+        calls = per_week.get(index, {})
         total = sum(row["calls"] for row in calls.values())
         print(f"week {index + 1}: {idles_per_week} idle sessions, {passes.get(index, 0)} passes")
         print(f"  {'stage':10} {'calls':>6} {'deferred':>9} {'in tokens':>10} {'out tokens':>11}")
