@@ -301,3 +301,8 @@ def test_reports_of_events_gather_by_kind_and_lessons_said_as_lessons_are_sure()
         max_topics=10,
     )
     assert (unmarked.home, unmarked.sure) == (Home.MEMORY, False)
+
+
+def test_a_rewrite_drops_filler_prefixes() -> None:
+    text = "Just to confirm: the deploy timeout is 45s."
+    assert consolidation.rewrite(text, "deploy", 220) == "The deploy timeout is 45s."

@@ -16,7 +16,9 @@ from reverie.rules.similarity import NEGATIONS, jaccard, values, word_set
 from reverie.rules.supersede import supersedes
 
 _PREFIX = re.compile(
-    r"^\s*(?:actually|correction|update|updated|note|fyi|so|ok|okay|well)\b[\s,:;!.-]*", re.I
+    r"^\s*(?:(?:actually|correction|update|updated|note|fyi|btw|so|ok|okay|well|reminder"
+    r"|as a reminder|just a reminder|just to confirm|to confirm|heads up)\b[\s,:;!.-]*)+",
+    re.I,
 )
 _TRANSIENT: Final = re.compile(
     r"\b(today|tonight|tomorrow|yesterday|this (?:morning|afternoon|week|sprint)|right now"
