@@ -224,8 +224,9 @@ def generate(
     if min(sessions, days, turns, users) < 1:
         raise ValueError("sessions, days, turns and users must be at least 1")
     rng = random.Random(seed)
-    names = [
-        f"{NAMES[i % len(NAMES)]}-{PROJECTS[(i // len(NAMES)) % len(PROJECTS)]}"
+    names = [  # a user on a project: alice-atlas, bruno-borealis, …
+        f"{NAMES[i % len(NAMES)]}-{PROJECTS[i % len(PROJECTS)]}"
+        + (f"-{i // len(NAMES)}" if i >= len(NAMES) else "")
         for i in range(users)
     ]
     subjects = {ns: rng.sample(SUBJECTS, k=min(7, len(SUBJECTS))) for ns in names}
