@@ -145,6 +145,9 @@ def test_the_cli_runs_the_defaults_shape_and_a_remote_model(
     assert {"latency", "model_calls", "writes", "quality", "targets"} <= set(result)
     human = cli(tmp_path / "b", "simulate", "--sessions", "6", "--days", "3", "--turns", "6")
     assert "learning quality" in human and "lost: 0" in human
+    before = (tmp_path / "b" / "reverie.db").stat().st_mtime_ns
+    cli(tmp_path / "b", "simulate", code=2)  # an existing home is refused, untouched
+    assert (tmp_path / "b" / "reverie.db").stat().st_mtime_ns == before
     remote = json.loads(
         cli(
             tmp_path / "c",

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import reverie
-from reverie.cli.app import ConfigFile, Home, Json, Otlp, _edge, _print, app, out
+from reverie.cli.app import ConfigFile, Home, Json, Otlp, _edge, _print, app, err, out
 from reverie.clock import ManualClock
 from reverie.simulation import driver, report
 from reverie.simulation.scenario import generate
@@ -46,6 +46,14 @@ def simulate(
 ) -> None:
     """Simulated users talk to an agent over days; every stage of the loop runs; the report
     says how fast, how costly, and how well it learned."""
+    if (home / "reverie.db").exists():
+        # the scenario's clock starts on a fixed day and its report reconciles the whole
+        # ledger: an existing home would mix old and new and be measured wrongly
+        err.print(
+            f"[red]error:[/red] {home} already holds a reverie home; simulate into a new "
+            "directory (nothing was changed)"
+        )
+        raise typer.Exit(2)
     if model_url:
         os.environ["REVERIE_MODEL_URL"] = model_url
     edge = _edge(home, config_file, otlp)
