@@ -261,3 +261,17 @@ async def test_an_old_value_said_again_after_its_summary_changed_is_extracted(
         await s.idle()
         await rv.wait_idle()
     assert [f.content for f in await ns.facts("deploy")] == ["The deploy timeout is 30s."]
+
+
+async def test_the_flush_ledger_says_why_a_candidate_was_not_stored(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.turn(assistant="I saved that for you in the deploy notes.")
+        await s.turn(user="We had a long chat about the weather and lunch plans.")
+        await s.idle()
+        await rv.wait_idle()
+    [flush] = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert flush["skipped_because"] == {
+        "the agent narrating its own action": 1,
+        "a plain event with no specific value": 1,
+    }

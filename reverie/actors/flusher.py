@@ -53,7 +53,7 @@ class FlushReport:
     deferred: str | None = None
     asked_model: int = 0
     watermark: int = 0
-    writes: list[dict[str, Any]] = field(default_factory=list)
+    skipped_because: Counter[str] = field(default_factory=Counter)
 
     def attributes(self) -> dict[str, Any]:
         return {
@@ -177,7 +177,7 @@ class Flusher(Actor):
             command, why = self._command(route, extract)
             if command is None:
                 report.skipped += 1
-                report.writes.append({"extract": extract.id, "skipped": why})
+                report.skipped_because[why] += 1
                 last = extract.id
                 continue
             home = Home(route["home"])
@@ -198,14 +198,6 @@ class Flusher(Actor):
                 report.noops += 1
             else:
                 report.refused += 1
-            report.writes.append(
-                {
-                    "extract": extract.id,
-                    "home": home.value,
-                    "decision": decision,
-                    "entry_id": result.get("entry_id"),
-                }
-            )
             last = extract.id
         if last != report.watermark:
             await self._advance(last, report)
@@ -255,6 +247,7 @@ class Flusher(Actor):
         """Move the watermark past what this flush handled, with its ledger row."""
         detail = {k.removeprefix("reverie.flush."): v for k, v in report.attributes().items()}
         detail["watermark"] = mark
+        detail["skipped_because"] = dict(report.skipped_because)  # why nothing was stored
         trace_id = trace_id_hex()
 
         def advance(conn: sqlite3.Connection) -> None:
