@@ -29,7 +29,6 @@ from reverie.rules.similarity import values, word_set
 from reverie.rules.supersede import keys
 from reverie.stores import extracts, ledger, review_state, topics
 from reverie.stores.extracts import Extract
-from reverie.stores.records import Fact
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
 from reverie.tools import Command, parse_call
@@ -111,8 +110,18 @@ class Flusher(Actor):
     def _pending(self, conn: sqlite3.Connection) -> tuple[int, list[Extract], list[dict[str, Any]]]:
         mark = int(review_state.get(conn, self.namespace, WATERMARK, 0))
         batch = extracts.since(conn, self.namespace, mark, self.cfg.max_candidates)
+        if not batch:
+            return mark, batch, []
+        # which topic already holds each candidate's subject: one indexed lookup each, so a
+        # flush costs the same with ten facts or a hundred thousand
+        wanted = {k for e in batch if (k := keys(e.text).subject)}
+        held = topics.topics_of_subjects(conn, self.namespace, sorted(wanted))
         known = [
-            hints(name, topics.live(conn, self.namespace, name))
+            hints(
+                name,
+                topics.newest(conn, self.namespace, name, KEYWORD_FACTS),
+                sorted(subject for subject, topic in held.items() if topic == name),
+            )
             for name in topics.names(conn, self.namespace)
         ]
         return mark, batch, known
@@ -267,13 +276,16 @@ class Flusher(Actor):
         await self.s.db.write(advance)
 
 
-def hints(name: str, facts: list[Fact], limit: int = 12) -> dict[str, Any]:
-    """What the router is told of a topic: the words its newest facts use most, and the
-    subjects its live facts are about (a fact about one of them belongs here)."""
+KEYWORD_FACTS = 50
+
+
+def hints(name: str, newest: list[str], subjects: list[str], limit: int = 12) -> dict[str, Any]:
+    """What the router is told of a topic: the words its newest facts use most, and which
+    of this batch's subjects its live facts are already about (a fact about one of them
+    belongs here)."""
     counts: Counter[str] = Counter()
-    for fact in facts[-50:]:
-        counts.update(w for w in word_set(fact.content) if w.isalpha())
-    subjects = sorted({k for f in facts if (k := keys(f.content).subject)})
+    for content in newest:
+        counts.update(w for w in word_set(content) if w.isalpha())
     return {
         "name": name,
         "keywords": [word for word, _ in counts.most_common(limit)],

@@ -275,3 +275,34 @@ def superseded_with(
         if head is not None:
             out.append((old, _fact(head)))
     return out
+
+
+def newest(conn: sqlite3.Connection, namespace: str, topic: str, limit: int) -> list[str]:
+    """The texts of a topic's newest live facts."""
+    return [
+        row[0]
+        for row in fetchall(
+            conn,
+            "SELECT content FROM facts WHERE namespace = ? AND topic = ? AND invalid_at IS NULL"
+            " ORDER BY rowid DESC LIMIT ?",
+            (namespace, topic, limit),
+        )
+    ]
+
+
+def topics_of_subjects(
+    conn: sqlite3.Connection, namespace: str, subjects: list[str]
+) -> dict[str, str]:
+    """For each subject key, the topic of a live fact about it (the newest), if any."""
+    out: dict[str, str] = {}
+    for subject in subjects:
+        row = fetchone(
+            conn,
+            "SELECT topic FROM facts INDEXED BY facts_subject WHERE namespace = ?"
+            " AND topic IN (SELECT name FROM topics WHERE namespace = ?)"
+            " AND invalid_at IS NULL AND subject_key = ? ORDER BY rowid DESC LIMIT 1",
+            (namespace, namespace, subject),
+        )
+        if row is not None:
+            out[subject] = row[0]
+    return out
