@@ -4,7 +4,8 @@ worker thread.
 A write is one function run inside ``BEGIN IMMEDIATE … COMMIT`` on the write connection,
 in one hop to a worker thread: its checks and inserts are a handful of statements, and
 paying a thread hop per statement (aiosqlite's model) cost 2–3x the write throughput
-(see BENCHMARKS.md). Writes of this process are serialised by a lock; across processes,
+(see BENCHMARKS.md). Writes that queue up behind a commit are committed together, each in
+its own savepoint (group commit). Writes of this process are serialised by a lock; across processes,
 ``BEGIN IMMEDIATE`` takes SQLite's write lock up front and the busy timeout waits for it,
 so a check-then-insert inside one transaction cannot race. Reads use a second connection
 and a read transaction, so they see one consistent committed state and never wait for a
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +29,7 @@ from reverie.stores.schema import MIGRATIONS
 
 T = TypeVar("T")
 Row = sqlite3.Row
+MAX_GROUP = 64  # writes committed together at most
 
 
 class Database:
@@ -37,6 +40,7 @@ class Database:
         self._writer: sqlite3.Connection | None = writer
         self._reader: sqlite3.Connection | None = reader
         self._write_lock = anyio.Lock()
+        self._queue: list[_Job] = []
         self._read_lock = anyio.Lock()
 
     @classmethod
@@ -70,18 +74,49 @@ class Database:
         body: Callable[[sqlite3.Connection], T],
         then: Callable[[sqlite3.Connection, T], None] | None = None,
     ) -> T:
-        """Run ``body`` in one write transaction; any error rolls it all back. ``then`` runs
-        after the commit in the same thread (projections), still in this process's write
-        order; it must not raise.
+        """Run ``body`` as one write: any error it raises rolls back its changes alone.
+        ``then`` runs after the commit in the same thread (projections), still in this
+        process's write order; it must not raise.
 
-        Once started, a transaction is shielded from cancellation: it finishes and its result
-        is returned, so a committed write is never reported as lost; a cancellation or time
-        budget only takes effect while the write is still waiting for its turn."""
-        async with self._write_lock:
-            conn = self._open(self._writer)
-            with anyio.CancelScope(shield=True):
-                result = await anyio.to_thread.run_sync(_transaction, conn, body, then)
-        return result
+        Writes that queue up while another commits are committed together (group commit):
+        one ``BEGIN IMMEDIATE … COMMIT`` and one fsync for the group, each write in its own
+        savepoint, so a write that fails (a refused call, a broken body) leaves the others
+        whole, and a commit that fails fails them all — none is acknowledged before its
+        commit. Once started, a write is shielded from cancellation: it finishes and its
+        result is returned, so a committed write is never reported as lost; a cancellation
+        or time budget only takes effect while the write is still waiting for its turn."""
+        job = _Job(body, then)
+        self._queue.append(job)
+        try:
+            while not job.started:
+                async with self._write_lock:
+                    if not job.started:
+                        await self._commit_group()
+        except BaseException:
+            if not job.started:
+                self._queue.remove(job)  # cancelled while waiting: it never runs
+            raise
+        with anyio.CancelScope(shield=True):
+            await job.done.wait()
+        if job.error is not None:
+            raise job.error
+        return job.result  # type: ignore[no-any-return]
+
+    async def _commit_group(self) -> None:
+        group = self._queue[:MAX_GROUP]
+        del self._queue[: len(group)]
+        for job in group:
+            job.started = True
+        with anyio.CancelScope(shield=True):
+            try:
+                conn = self._open(self._writer)
+                await anyio.to_thread.run_sync(_group, conn, group)
+            except BaseException as exc:
+                for job in group:
+                    job.error = job.error or exc
+            finally:
+                for job in group:
+                    job.done.set()
 
     async def read(self, body: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``body`` in one read transaction: a consistent committed snapshot."""
@@ -128,6 +163,55 @@ def _transaction(
     if then is not None:
         then(conn, result)
     return result
+
+
+@dataclass(eq=False)
+class _Job:
+    """One queued write and, once run, its result or error."""
+
+    body: Callable[[sqlite3.Connection], Any]
+    then: Callable[[sqlite3.Connection, Any], None] | None
+    started: bool = False
+    result: Any = None
+    error: BaseException | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+def _group(conn: sqlite3.Connection, group: list[_Job]) -> None:
+    """Run queued writes in one transaction, each in a savepoint, then their projections.
+    Raises (failing every write of the group) when the transaction itself is lost."""
+    if len(group) == 1:  # alone: a plain transaction, no savepoint to pay for
+        job = group[0]
+        try:
+            job.result = _transaction(conn, job.body, job.then)
+        except Exception as exc:
+            job.error = exc
+        return
+    with map_store_errors():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for job in group:
+                conn.execute("SAVEPOINT write")
+                try:
+                    with map_store_errors():
+                        job.result = job.body(conn)
+                except Exception as exc:
+                    if not conn.in_transaction:
+                        raise  # SQLite rolled the whole transaction back (disk full …)
+                    conn.execute("ROLLBACK TO write")
+                    job.error = exc
+                conn.execute("RELEASE write")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    for job in group:
+        if job.error is None and job.then is not None:
+            try:
+                job.then(conn, job.result)
+            except Exception as exc:  # committed: the caller hears of it, the others do not
+                job.error = exc
 
 
 def _snapshot(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:
