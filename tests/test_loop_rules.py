@@ -306,3 +306,8 @@ def test_reports_of_events_gather_by_kind_and_lessons_said_as_lessons_are_sure()
 def test_a_rewrite_drops_filler_prefixes() -> None:
     text = "Just to confirm: the deploy timeout is 45s."
     assert consolidation.rewrite(text, "deploy", 220) == "The deploy timeout is 45s."
+
+
+def test_a_rewrite_states_the_rule_without_a_trailing_now() -> None:
+    text = "Actually, the backup retention is 30 days now."
+    assert consolidation.rewrite(text, "backup", 220) == "The backup retention is 30 days."

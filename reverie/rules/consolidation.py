@@ -20,6 +20,7 @@ _PREFIX = re.compile(
     r"|as a reminder|just a reminder|just to confirm|to confirm|heads up)\b[\s,:;!.-]*)+",
     re.I,
 )
+_NOW = re.compile(r"\s+(?:now|currently)\s*([.!]?)\s*$", re.I)
 _TRANSIENT: Final = re.compile(
     r"\b(today|tonight|tomorrow|yesterday|this (?:morning|afternoon|week|sprint)|right now"
     r"|for now|temporarily|temporary|at the moment|until (?:monday|tuesday|wednesday|thursday"
@@ -75,6 +76,7 @@ def rewrite(content: str, topic: str, max_chars: int) -> str:
     when the text does not name it, whitespace collapsed; the topic is added
     only if it fits (a fact too long to fit whole is not cut: the check then refuses it)."""
     text = _PREFIX.sub("", " ".join(content.split()))
+    text = _NOW.sub(r"\1", text)  # "… is 30 days now." states a rule: "… is 30 days."
     text = text[:1].upper() + text[1:]
     named = f"{topic}: {text}"
     if topic.replace("-", " ").lower() not in text.lower() and len(named) <= max_chars:
