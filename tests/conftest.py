@@ -42,6 +42,12 @@ async def rv(tmp_path: Path, clock: ManualClock, config: Config) -> AsyncIterato
         yield runtime
 
 
+def review_stage(report: dict[str, Any], stage: str, namespace: int = 0) -> dict[str, Any]:
+    """What one stage did in a ``rv.review()`` report (the first namespace by default)."""
+    [found] = [s for s in report["namespaces"][namespace]["stages"] if s["stage"] == stage]
+    return found  # type: ignore[no-any-return]
+
+
 def db_counts(home: Path) -> dict[str, int]:
     """Row counts of every table that a write could touch, read with plain sqlite3."""
     with sqlite3.connect(home / "reverie.db") as conn:

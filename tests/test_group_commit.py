@@ -95,8 +95,10 @@ async def test_a_cancelled_waiting_write_never_runs(tmp_path: Path) -> None:
         with anyio.move_on_after(0.05):
             await db.write(slow)
         release.set()
-    rows = await db.read(lambda c: c.execute("SELECT count(*) FROM t").fetchone()[0])
+    # the next write drains the queue: had the cancelled one stayed queued, it would run now
+    await db.write(lambda c: c.execute("INSERT INTO t VALUES (2, 'later')"))
+    rows = await db.read(lambda c: [r[0] for r in c.execute("SELECT n FROM t")])
     await db.close()
-    assert rows == 0
+    assert rows == [2]
     with pytest.raises(ClosedError):
         await db.write(slow)  # closed: refused, not queued forever

@@ -17,6 +17,7 @@ from reverie.actors.promoter import DONE_IDS, Promoter
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.stores import review_state
+from tests.conftest import review_stage
 
 
 async def corrected(rv: reverie.Reverie, topic: str, subject: str, old: str, new: str) -> str:
@@ -33,8 +34,7 @@ async def corrected(rv: reverie.Reverie, topic: str, subject: str, old: str, new
 
 
 def promoter_stage(report: dict[str, Any]) -> dict[str, Any]:
-    [stage] = [s for s in report["namespaces"][0]["stages"] if s["stage"] == "promoter"]
-    return stage
+    return review_stage(report, "promoter")
 
 
 def promotions(home: Path) -> list[dict[str, Any]]:

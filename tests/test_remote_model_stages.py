@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -20,6 +19,7 @@ import reverie
 from reverie import Config, ManualClock
 from reverie.model import OpenAICompatible
 from tests.chat_server import FAIL, MALFORMED, SLOW, ChatServer
+from tests.conftest import review_stage
 from tests.local_http import base_url, serving
 
 
@@ -62,11 +62,6 @@ def token_points(reader: InMemoryMetricReader) -> dict[tuple[str, str], int]:
                     )
                     out[key] = out.get(key, 0) + int(point.sum)  # type: ignore[union-attr]
     return out
-
-
-def stage(report: dict[str, Any], name: str) -> dict[str, Any]:
-    [found] = [s for s in report["namespaces"][0]["stages"] if s["stage"] == name]
-    return found
 
 
 async def test_config_selects_the_remote_model(tmp_path: Path, chat: ChatServer) -> None:
@@ -116,14 +111,14 @@ async def test_degraded_answers_defer_and_are_retried(
             )
         clock.advance(timedelta(days=7))  # the idle pass started the promoter's week
         first = await rv.review()
-        assert stage(first, "distiller")["topics"][0]["status"] == "deferred"
-        assert stage(first, "promoter")["deferred"] == 1
+        assert review_stage(first, "distiller")["topics"][0]["status"] == "deferred"
+        assert review_stage(first, "promoter")["deferred"] == 1
         assert await ns.entries("memory") == []
         assert not (tmp_path / "h" / "a" / "topics" / "deploy" / "summary.md").exists()
         clock.advance(timedelta(days=7))
         second = await rv.review()
-        assert stage(second, "distiller")["distilled"] == 1
-        assert stage(second, "promoter")["promoted"] == 1
+        assert review_stage(second, "distiller")["distilled"] == 1
+        assert review_stage(second, "promoter")["promoted"] == 1
         [entry] = await ns.entries("memory")
         assert "45s" in entry.content
         calls = await rv.model_calls("a")

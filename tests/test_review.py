@@ -16,6 +16,7 @@ import reverie
 from reverie import Config, ManualClock
 from reverie.actors.distiller import Distiller
 from reverie.actors.linter import Linter
+from tests.conftest import review_stage
 
 
 def statuses(report: dict[str, Any], namespace: str = "a") -> dict[str, str]:
@@ -93,7 +94,7 @@ async def test_a_stage_that_raises_does_not_stop_the_others(
         "promoter": "ran",
         "curator": "ran",
     }
-    [distiller] = [s for s in report["namespaces"][0]["stages"] if s["stage"] == "distiller"]
+    distiller = review_stage(report, "distiller")
     assert "distiller exploded" in distiller["error"]
     monkeypatch.undo()
     report = await rv.review(force=True)  # the failed stage stamped nothing: due again
@@ -160,17 +161,17 @@ async def test_distiller_watermarks_budget_and_retry(
         for name in ("alpha", "beta", "gamma"):
             await save(rv, name, f"The {name} port is {len(name)}000")
         first = await rv.review()
-        [stage] = [s for s in first["namespaces"][0]["stages"] if s["stage"] == "distiller"]
+        stage = review_stage(first, "distiller")
         assert stage["distilled"] == 2 and stage["retry_next_round"] == 1
         [left] = [t["topic"] for t in stage["topics"] if t["status"] == "over_budget"]
         clock.advance(timedelta(days=1))
         second = await rv.review()
-        [stage] = [s for s in second["namespaces"][0]["stages"] if s["stage"] == "distiller"]
+        stage = review_stage(second, "distiller")
         assert [t["topic"] for t in stage["topics"]] == [left]  # only the one left over
         clock.advance(timedelta(days=1))
         await save(rv, "beta", "Actually, the beta port is 5001")
         third = await rv.review()
-        [stage] = [s for s in third["namespaces"][0]["stages"] if s["stage"] == "distiller"]
+        stage = review_stage(third, "distiller")
         assert [t["topic"] for t in stage["topics"]] == ["beta"]  # per-topic watermark
         async with rv.namespace("a").session("s") as s:
             assert "The beta port is 5001" in s.snapshot.text
@@ -226,7 +227,7 @@ async def test_linter_records_rule_conflicts_once_and_changes_nothing(
     await save(rv, "staging", "Staging does not use feature flags for billing")
     before = [f.content for f in await rv.namespace("a").facts("deploy")]
     report = await rv.review()
-    [lint] = [s for s in report["namespaces"][0]["stages"] if s["stage"] == "linter"]
+    lint = review_stage(report, "linter")
     log = jsonl(rv.home / "a" / "logs" / "wiki" / "conflicts.jsonl")
     kinds = sorted(r["kind"] for r in log)
     assert "cross_topic" in kinds and "memory_vs_topic" in kinds
@@ -269,9 +270,7 @@ async def test_linter_breaker_ends_a_long_round_and_retries_it(
     monkeypatch.setattr(Linter, "_scan", slow)
     async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
         await save(rv, "deploy", "The deploy timeout is 30s")
-        [lint] = [
-            s for s in (await rv.review())["namespaces"][0]["stages"] if s["stage"] == "linter"
-        ]
+        lint = review_stage(await rv.review(), "linter")
         assert lint["status"] == "breaker" and lint["breaker"] is True
         monkeypatch.undo()
         assert statuses(await rv.review(force=True))["linter"] == "ran"
@@ -302,7 +301,7 @@ async def test_curator_safety_model_dry_run_apply_and_restore(
         assert (await s.used_skill("nope"))["decision"] == "ERROR"
     clock.advance(timedelta(days=31))
     report = await rv.review()
-    [cur] = [x for x in report["namespaces"][0]["stages"] if x["stage"] == "curator"]
+    cur = review_stage(report, "curator")
     assert [c["name"] for c in cur["candidates"]] == ["old-helper"]
     assert (rv.home / "a" / "skills" / "old-helper" / "SKILL.md").exists()  # dry run
     log = jsonl(rv.home / "a" / "logs" / "wiki" / "curator.jsonl")
@@ -356,7 +355,7 @@ async def test_curator_scan_reports_overlap_and_bloat(tmp_path: Path, clock: Man
                 "skill_manage", {"action": "create", "name": "huge", "content": "step. " * 100}
             )
         report = await rv.review()
-    [cur] = [x for x in report["namespaces"][0]["stages"] if x["stage"] == "curator"]
+    cur = review_stage(report, "curator")
     kinds = {(i["kind"], tuple(i.get("names", [i.get("name")]))) for i in cur["issues"]}
     assert ("overlap", ("release", "release-2")) in kinds
     assert ("bloat", ("huge",)) in kinds
@@ -420,12 +419,12 @@ async def test_a_deferred_lint_answer_retries_the_round(tmp_path: Path, clock: M
             )
         await save(rv, "staging", "Staging does not use feature flags for billing")
         first = await rv.review()
-        [lint] = [x for x in first["namespaces"][0]["stages"] if x["stage"] == "linter"]
+        lint = review_stage(first, "linter")
         assert lint["status"] == "deferred" and lint["deferred"] == "HTTP 500"
         assert not (tmp_path / "h" / "a" / "logs" / "wiki" / "conflicts.jsonl").exists()
         clock.advance(timedelta(hours=6))  # not stamped: due again at the next pass
         second = await rv.review()
-        [lint] = [x for x in second["namespaces"][0]["stages"] if x["stage"] == "linter"]
+        lint = review_stage(second, "linter")
         assert lint["status"] == "ran" and lint["new"] == 1
     assert model.lint_calls == 2
 

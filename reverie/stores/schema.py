@@ -200,4 +200,8 @@ MIGRATIONS: Final[tuple[str, ...]] = (
 
     ALTER TABLE skills ADD COLUMN archive_dir TEXT;
     """,
+    # 3: the episodes still to extract, found without scanning a namespace's history
+    """
+    CREATE INDEX episodes_unextracted ON episodes (namespace, id) WHERE weight IS NULL;
+    """,
 )

@@ -144,6 +144,11 @@ def candidates(
             " AND f.invalid_at IS NULL LIMIT ?)"
         )
         params += [expression, namespace, topic, limit]
+    return _facts_in(conn, parts, params)
+
+
+def _facts_in(conn: sqlite3.Connection, parts: list[str], params: list[object]) -> list[Fact]:
+    """The facts whose rowids any of the subqueries yields, oldest first."""
     rows = fetchall(
         conn,
         f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({' UNION '.join(parts)})"
@@ -241,13 +246,7 @@ def related(conn: sqlite3.Connection, namespace: str, text: str, limit: int) -> 
         params += [expression, namespace, limit]
     if not parts:
         return []
-    rows = fetchall(
-        conn,
-        f"SELECT {_COLUMNS} FROM facts WHERE rowid IN ({' UNION '.join(parts)})"
-        " ORDER BY created_at, rowid",
-        params,
-    )
-    return [_fact(row) for row in rows]
+    return _facts_in(conn, parts, params)
 
 
 def superseded_with(
