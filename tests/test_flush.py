@@ -69,22 +69,21 @@ async def test_flush_budget_is_two_memory_adds_and_five_topic_saves(
         for i in range(7):
             await s.turn(user=f"Server web-{i} listens on port {8000 + i}.")
         for i in range(3):
-            await s.turn(assistant=f"Lesson {'abc'[i]}: always warm the {'xyz'[i]} cache first.")
+            await s.turn(assistant=f"Lesson: always warm the {'xyz'[i]} cache first.")
         await s.idle()
         await rv.wait_idle()
         facts = await ns.facts("server")
         memory = await ns.entries("memory")
-        assert (len(facts), len(memory)) == (5, 0)  # stopped at the 6th topic save
+        # HIGH weight first (the lessons), then the newest: the two oldest servers wait
+        assert (len(facts), len(memory)) == (5, 2)
+        assert not {"web-0", "web-1"} & {f.content.split()[1] for f in facts}
         await s.idle()
         await rv.wait_idle()
         assert len(await ns.facts("server")) == 7
-        assert len(await ns.entries("memory")) == 2
-        await s.idle()
-        await rv.wait_idle()
         assert len(await ns.entries("memory")) == 3  # delayed, never lost
     reports = [r.detail for r in await ns.ledger() if r.action == "flush"]
-    assert [(r["topic_saves"], r["memory_adds"]) for r in reports] == [(5, 0), (2, 2), (0, 1)]
-    assert reports[0]["left_for_next"] == 5
+    assert [(r["topic_saves"], r["memory_adds"]) for r in reports] == [(5, 2), (2, 1)]
+    assert [r["left_for_next"] for r in reports] == [3, 0]
 
 
 async def test_pre_compact_forces_a_flush_and_awaits_it(rv: reverie.Reverie) -> None:
@@ -105,11 +104,14 @@ async def test_flush_repeats_nothing_and_telemetry_names_it(
     spans: tuple[TracerProvider, InMemorySpanExporter],
 ) -> None:
     provider, exporter = spans
-    async with reverie.open(tmp_path / "h", clock=clock, tracer_provider=provider) as rv:
+    config = Config().with_section("flusher", ask_batch=1)  # ask about one unsure candidate
+    async with reverie.open(
+        tmp_path / "h", clock=clock, tracer_provider=provider, config=config
+    ) as rv:
         ns = rv.namespace("a")
         async with ns.session("s") as s:
             await s.turn(user="The staging database is pg-stage-2.")
-            await s.turn(assistant="The deploys broke when the proxy cache was cold.")
+            await s.turn(user="The deploys broke when the proxy cache was cold.")
             await s.idle()
             await rv.wait_idle()
             await s.idle()
@@ -158,7 +160,7 @@ async def test_a_deferred_flush_writes_nothing_and_is_retried(
         ],
     }
     model = Scripted([None, invented, None])
-    config = Config().with_section("flusher", rules_first=False)  # every candidate asked
+    config = Config().with_section("flusher", rules_first=False, ask_batch=1)  # all asked
     async with reverie.open(tmp_path / "h", clock=clock, model=model, config=config) as rv:
         ns = rv.namespace("a")
         async with ns.session("s") as s:
@@ -172,7 +174,9 @@ async def test_a_deferred_flush_writes_nothing_and_is_retried(
         calls = await rv.model_calls("a")
         flushes = [r.detail for r in await ns.ledger() if r.action == "flush"]
     assert calls["flush"] == {"calls": 2, "deferred": 1, "input_tokens": 105, "output_tokens": 20}
-    assert flushes == [flushes[0]] and flushes[0]["skipped"] == 1  # the deferral advanced nothing
+    # the deferral wrote nothing and left its candidate waiting; the retry refused the invention
+    assert [(f["left_for_next"], f["skipped"]) for f in flushes] == [(1, 0), (0, 1)]
+    assert flushes[0]["deferred"]
     assert len(model.prompts) == 2
     assert model.prompts[0].payload == model.prompts[1].payload  # the same work, retried
 
@@ -211,7 +215,8 @@ async def test_rules_first_asks_the_model_only_where_the_rules_are_unsure(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     model = Scripted([])  # would defer anything it is asked
-    async with reverie.open(tmp_path / "h", clock=clock, model=model) as rv:
+    config = Config().with_section("flusher", ask_batch=1)
+    async with reverie.open(tmp_path / "h", clock=clock, model=model, config=config) as rv:
         ns = rv.namespace("a")
         async with ns.session("s") as s:
             await s.turn(user="My name is Alice. The staging database is pg-stage-2.")
@@ -221,21 +226,24 @@ async def test_rules_first_asks_the_model_only_where_the_rules_are_unsure(
             await rv.wait_idle()
             # names, style, specific facts, lessons said as lessons: the rules are sure
             assert model.prompts == []
-            assert len(await ns.entries("soul")) == len(await ns.entries("user_settings")) == 1
+            # identity first, then HIGH weight: the name and the lesson spend the memory budget
+            assert len(await ns.entries("user_settings")) == 1
+            assert [e.content for e in await ns.entries("memory")] == [
+                "Lesson: always drain the queue before restarting workers."
+            ]
             assert [f.content for f in await ns.facts("staging")] == [
                 "The staging database is pg-stage-2."
             ]
-            await s.turn(assistant="The deploys broke when the proxy cache was cold.")
+            await s.turn(user="The deploys broke when the proxy cache was cold.")
             await s.idle()
             await rv.wait_idle()
         [prompt] = model.prompts  # a lesson, or a one-off? worth one question
         assert [c["text"] for c in prompt.payload["candidates"]] == [
             "The deploys broke when the proxy cache was cold."
         ]
-        # the lesson (over the first flush's memory budget) is in; the question is deferred
-        assert [e.content for e in await ns.entries("memory")] == [
-            "Lesson: always drain the queue before restarting workers."
-        ]
+        # the reply style waited for the second flush; the question is deferred
+        assert [e.content for e in await ns.entries("soul")] == ["Please reply in plain text."]
+        assert len(await ns.entries("memory")) == 1
 
 
 async def test_an_old_value_said_again_after_its_summary_changed_is_extracted(
@@ -266,12 +274,14 @@ async def test_an_old_value_said_again_after_its_summary_changed_is_extracted(
 async def test_the_flush_ledger_says_why_a_candidate_was_not_stored(rv: reverie.Reverie) -> None:
     ns = rv.namespace("a")
     async with ns.session("s") as s:
-        await s.turn(assistant="I saved that for you in the deploy notes.")
-        await s.turn(user="We had a long chat about the weather and lunch plans.")
+        await s.turn(assistant="I saved that for you in the deploy notes.")  # not a candidate
+        await s.turn(user="The team had a long chat about the weather and lunch plans.")
+        await s.turn(user="To release, first tag the commit, then run the deploy job.")
         await s.idle()
         await rv.wait_idle()
     [flush] = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert flush["candidates"] == 2
     assert flush["skipped_because"] == {
-        "the agent narrating its own action": 1,
+        "a workflow: left to the agent's skill_manage": 1,
         "a plain event with no specific value": 1,
     }

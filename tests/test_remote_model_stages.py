@@ -41,6 +41,7 @@ def remote_config(server: ChatServer) -> Config:
             "REVERIE_MODEL_BACKOFF_S": "0.01",
             # ask the model about everything, so every stage meets the server
             "REVERIE_FLUSHER_RULES_FIRST": "false",
+            "REVERIE_FLUSHER_ASK_BATCH": "1",
             "REVERIE_DISTILLER_RULES_FIRST": "false",
         },
     )

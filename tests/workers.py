@@ -103,7 +103,7 @@ async def flush_then_hang(home: str) -> None:
     """Flush, and hang between the writes and the watermark until the parent kills us."""
     from reverie.actors.flusher import Flusher
 
-    async def hang(self: Flusher, mark: int, report: object) -> None:
+    async def hang(self: Flusher, mark: int, waiting: object, report: object) -> None:
         sys.stdout.write("WRITTEN\n")
         sys.stdout.flush()
         await anyio.sleep(3600)

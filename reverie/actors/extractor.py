@@ -8,6 +8,7 @@ reports, and any sentence that repeats a summary, a promotion or a live entry â€
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from typing import Any
 
 from opentelemetry import trace
@@ -15,13 +16,14 @@ from opentelemetry import trace
 from reverie.actors.context import Services
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, TurnEnded
-from reverie.rules.extraction import Candidate, candidates
+from reverie.rules.extraction import Candidate, candidates, resolve
 from reverie.rules.similarity import near_duplicate, values, word_set
 from reverie.stores import entries, extracts, generated
 from reverie.stores.db import fetchone
 from reverie.tools import MEMORY_TARGETS
 
 CATCH_UP_LIMIT = 500
+ANTECEDENTS = 8  # earlier statements of the session a fragment may refer to
 
 
 class Extractor(Actor):
@@ -63,17 +65,31 @@ def extract(conn: sqlite3.Connection, services: Services, namespace: str, episod
     min_chars = services.config.extractor.min_chars
     own = generated.norms(conn, namespace)
     known = [e.content for t in MEMORY_TARGETS for e in entries.live(conn, namespace, t)]
+    earlier = extracts.recent_texts(conn, namespace, row[0], ANTECEDENTS)
     found: list[tuple[str, Candidate]] = []
     for speaker, text in (("user", row[1]), ("assistant", row[2])):
-        for candidate in candidates(text or "", min_chars):
-            if generated.is_generated(candidate.text, own) or any(
-                near_duplicate(candidate.text, k, 0.8) for k in known
+        for raw in candidates(text or "", min_chars, speaker):
+            candidate = _resolved(raw, earlier + [c.text for _, c in found])
+            if (
+                candidate is None
+                or generated.is_generated(candidate.text, own)
+                or any(near_duplicate(candidate.text, k, 0.8) for k in known)
             ):
                 continue
-            if any(_echoes(candidate.text, earlier.text) for _, earlier in found):
+            if any(_echoes(candidate.text, prior.text) for _, prior in found):
                 continue  # the assistant repeating what the user just said
             found.append((speaker, candidate))
     return extracts.record(conn, namespace, row[0], episode_id, found, services.now())
+
+
+def _resolved(candidate: Candidate, earlier: list[str]) -> Candidate | None:
+    """A fragment restated with its antecedent's subject, or None (it stays in the log)."""
+    if not candidate.anchor:
+        return candidate
+    text = resolve(candidate.text, earlier)
+    if text is None:
+        return None
+    return replace(candidate, text=text, anchor=False)
 
 
 def _echoes(text: str, earlier: str) -> bool:

@@ -24,10 +24,11 @@ from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, T
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
+from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
-from reverie.rules.similarity import values, word_set
-from reverie.rules.supersede import keys
-from reverie.stores import extracts, ledger, review_state, topics
+from reverie.rules.similarity import near_duplicate, values, word_set
+from reverie.rules.supersede import keys, restates, supersedes
+from reverie.stores import extracts, ledger, review_state, timeline, topics
 from reverie.stores.extracts import Extract
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -36,7 +37,21 @@ from reverie.tools import Command, parse_call
 log = get_logger("reverie.flusher")
 
 WATERMARK = "flush:watermark"
+WAITING = "flush:waiting"
+WAITING_CAP = 200  # candidates a budget left for later; beyond it the oldest stay in the log
 _WRITTEN = frozenset({"ADD", "SUPERSEDE", "REPLACED"})
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """One flush's reading: the watermark before and after, the candidates (waiting ones
+    first read again), each episode's horizon (time order) and what is known of topics."""
+
+    mark: int
+    new_mark: int
+    items: list[Extract]
+    horizons: dict[int, int]
+    known: list[dict[str, Any]]
 
 
 @dataclass
@@ -107,33 +122,42 @@ class Flusher(Actor):
                 await self.s.bus.tell(ReviewDue(self.namespace), cause=envelope)
         return report
 
-    def _pending(self, conn: sqlite3.Connection) -> tuple[int, list[Extract], list[dict[str, Any]]]:
+    def _pending(self, conn: sqlite3.Connection) -> Batch:
+        """What this flush reads: the candidates a budget left waiting, then the new ones
+        past the watermark (at most ``max_candidates``; the watermark moves past all of
+        them, so every turn of a conversation is read by some flush)."""
         mark = int(review_state.get(conn, self.namespace, WATERMARK, 0))
-        batch = extracts.since(conn, self.namespace, mark, self.cfg.max_candidates)
-        if not batch:
-            return mark, batch, []
+        held = extracts.by_ids(
+            conn, self.namespace, review_state.get(conn, self.namespace, WAITING, [])
+        )
+        fresh = extracts.since(conn, self.namespace, mark, self.cfg.max_candidates)
+        items = sorted({e.id: e for e in held + fresh}.values(), key=lambda e: e.id)
+        new_mark = fresh[-1].id if fresh else mark
+        if not items:
+            return Batch(mark, new_mark, [], {}, [])
         # which topic already holds each candidate's subject: one indexed lookup each, so a
         # flush costs the same with ten facts or a hundred thousand
-        wanted = {k for e in batch if (k := keys(e.text).subject)}
-        held = topics.topics_of_subjects(conn, self.namespace, sorted(wanted))
+        wanted = {k for e in items if (k := keys(e.text).subject)}
+        held_by = topics.topics_of_subjects(conn, self.namespace, sorted(wanted))
         known = [
             hints(
                 name,
                 topics.newest(conn, self.namespace, name, KEYWORD_FACTS),
-                sorted(subject for subject, topic in held.items() if topic == name),
+                sorted(subject for subject, topic in held_by.items() if topic == name),
             )
             for name in topics.names(conn, self.namespace)
         ]
-        return mark, batch, known
+        seen = timeline.horizons(conn, (e.episode_id for e in items))
+        return Batch(mark, new_mark, items, seen, known)
 
     async def flush(self, trigger: str) -> FlushReport:
         span = trace.get_current_span()
         report = FlushReport(trigger)
         await self.s.db.write(lambda conn: catch_up(conn, self.s, self.namespace))
-        mark, batch, names = await self.s.db.read(self._pending)
-        report.watermark, report.candidates = mark, len(batch)
-        if batch:
-            await self._route(batch, names, report)
+        batch = await self.s.db.read(self._pending)
+        report.watermark, report.candidates = batch.mark, len(batch.items)
+        if batch.items or batch.new_mark != batch.mark:
+            await self._route(batch, report)
         span.add_event("memory.flush", report.attributes())
         for key, value in report.attributes().items():
             span.set_attribute(key, value)
@@ -142,75 +166,109 @@ class Flusher(Actor):
 
     async def _routes(
         self, batch: list[Extract], known: list[dict[str, Any]], report: FlushReport
-    ) -> tuple[dict[int, dict[str, Any]], int | None]:
-        """Routes by candidate id, and the id from which the work waits for the next flush
-        (a deferred model answer). Rules first: only the candidates the rules are unsure
-        of go to the model, in one call (every candidate, with ``rules_first`` off)."""
+    ) -> tuple[dict[int, dict[str, Any]], list[int]]:
+        """Routes by candidate id, and the ids that wait for the next flush (a deferred
+        model answer). Rules first: only the candidates the rules are unsure of go to the
+        model, in one call (every candidate, with ``rules_first`` off)."""
         candidates = [
             {"id": e.id, "text": e.text, "tag": e.tag, "weight": e.weight, "speaker": e.speaker}
             for e in batch
         ]
-        max_topics = self.s.config.writer.max_topics
+        max_topics = max(0, self.s.config.writer.max_topics - self.cfg.topic_reserve)
         hinted = {
             t["name"]: TopicHint(frozenset(t["keywords"]), frozenset(t["subjects"])) for t in known
         }
         ruled = route_all(candidates, hinted, max_topics)
         routes = {i: r.as_answer(i) for i, r in ruled if r.sure} if self.cfg.rules_first else {}
-        waiting = [e for e in batch if e.id not in routes]
         asked = [c for c in candidates if c["id"] not in routes]
-        report.asked_model = len(asked)
         if not asked:
-            return routes, None
+            return routes, []
+        if len(asked) < self.cfg.ask_batch and report.trigger != "pre_compact":
+            return routes, [e.id for e in batch if e.id not in routes]  # wait for a fuller batch
+        report.asked_model = len(asked)
         answer = await consult(self.s, self.namespace, questions.flush(asked, known, max_topics))
         if isinstance(answer, Deferred):
             report.deferred = answer.reason
-            return routes, waiting[0].id
+            return routes, [e.id for e in batch if e.id not in routes]
         asked_ids = {c["id"] for c in asked}
         routes.update({r["id"]: r for r in answer.data["routes"] if r["id"] in asked_ids})
-        return routes, None
+        return routes, []
 
-    async def _route(
-        self, batch: list[Extract], known: list[dict[str, Any]], report: FlushReport
-    ) -> None:
-        routes, wait_from = await self._routes(batch, known, report)
-        last = report.watermark
-        for index, extract in enumerate(batch):
-            if wait_from is not None and extract.id >= wait_from:
-                report.left_for_next = len(batch) - index
-                break
-            route = routes.get(extract.id)
-            if route is None:
-                report.skipped += 1
-                last = extract.id
-                continue
-            command, why = self._command(route, extract)
-            if command is None:
-                report.skipped += 1
-                report.skipped_because[why] += 1
-                last = extract.id
-                continue
-            home = Home(route["home"])
-            if home is Home.TOPIC and report.topic_saves >= self.cfg.max_topic_saves:
-                report.left_for_next = len(batch) - index
-                break
-            if home in MEMORY_HOMES and report.memory_adds >= self.cfg.max_memory_adds:
-                report.left_for_next = len(batch) - index
-                break
-            result = await self._write(command, extract.session_id)
-            decision = result["decision"]
-            if decision in _WRITTEN:
-                if home is Home.TOPIC:
-                    report.topic_saves += 1
-                else:
-                    report.memory_adds += 1
-            elif decision == "NOOP":
-                report.noops += 1
+    async def _route(self, batch: Batch, report: FlushReport) -> None:
+        current, replaced = latest_only(batch.items)
+        report.skipped += len(replaced)
+        if replaced:
+            report.skipped_because["restated later in the session"] += len(replaced)
+        routes, waiting = await self._routes(current, batch.known, report)
+        for extract in _identity_first(
+            by_priority([e for e in current if e.id not in waiting]), routes
+        ):
+            outcome = await self._one(extract, routes.get(extract.id), batch, report)
+            if outcome == "wait":
+                waiting.append(extract.id)
+        report.left_for_next = len(waiting)
+        await self._advance(batch.new_mark, sorted(waiting)[-WAITING_CAP:], report)
+        report.watermark = batch.new_mark
+
+    async def _one(
+        self, extract: Extract, route: dict[str, Any] | None, batch: Batch, report: FlushReport
+    ) -> str:
+        """Write one candidate, or say why not: "done", "skip" or "wait" (over budget, or a
+        write that failed for a passing reason — it is tried again by the next flush)."""
+        command, why = (None, "no route") if route is None else self._command(route, extract)
+        if command is None or route is None:
+            report.skipped += 1
+            report.skipped_because[why] += 1
+            return "skip"
+        home = Home(route["home"])
+        horizon = batch.horizons.get(extract.episode_id, 0)
+        stale = await self.s.db.read(lambda conn: self._outdated(conn, home, route, horizon))
+        if stale:
+            report.skipped += 1
+            report.skipped_because["a newer value was written after this turn"] += 1
+            return "skip"
+        if home is Home.TOPIC and report.topic_saves >= self.cfg.max_topic_saves:
+            return "wait"
+        if home in MEMORY_HOMES and report.memory_adds >= self.cfg.max_memory_adds:
+            return "wait"
+        result = await self._write(command, extract.session_id)
+        decision = result["decision"]
+        if result.get("transient"):
+            return "wait"
+        if decision in _WRITTEN:
+            if home is Home.TOPIC:
+                report.topic_saves += 1
             else:
-                report.refused += 1
-            last = extract.id
-        if last != report.watermark:
-            await self._advance(last, report)
-            report.watermark = last
+                report.memory_adds += 1
+        elif decision == "NOOP":
+            report.noops += 1
+        else:
+            report.refused += 1
+        return "done"
+
+    def _outdated(
+        self, conn: sqlite3.Connection, home: Home, route: dict[str, Any], horizon: int
+    ) -> bool:
+        """Time order: the turn's reading never overrides what was written after it — a
+        fact about the same subject, or an entry the agent removed or replaced."""
+        content = str(route["content"])
+        if home is Home.TOPIC:
+            found = keys(content)
+            newer = timeline.written_after(
+                conn, self.namespace, horizon, subject=found.subject, skeleton=found.skeleton
+            )
+            threshold = self.s.config.writer.jaccard_threshold
+            return any(
+                (
+                    (found.subject is not None and keys(text).subject == found.subject)
+                    or supersedes(text, content)
+                )
+                and not (restates(content, text) or near_duplicate(content, text, threshold))
+                for text in newer
+            )
+        threshold = self.s.config.writer.jaccard_threshold
+        undone = timeline.undone_after(conn, self.namespace, horizon)
+        return any(near_duplicate(content, old, threshold) for old in undone)
 
     def _command(self, route: dict[str, Any], extract: Extract) -> tuple[Command | None, str]:
         """The write a route asks for, checked against the candidate and the tools' own
@@ -247,20 +305,22 @@ class Flusher(Actor):
             answer = await self.s.bus.ask(
                 ToolCall(self.namespace, session_id, command, actor=self.name)
             )
-        except (ReverieError, TimeoutError) as exc:
-            return {"decision": "ERROR", "error": str(exc) or type(exc).__name__}
+        except (ReverieError, TimeoutError) as exc:  # busy, timed out, closing: try again
+            return {"decision": "ERROR", "error": str(exc) or type(exc).__name__, "transient": True}
         assert isinstance(answer, dict)
         return answer
 
-    async def _advance(self, mark: int, report: FlushReport) -> None:
-        """Move the watermark past what this flush handled, with its ledger row."""
+    async def _advance(self, mark: int, waiting: list[int], report: FlushReport) -> None:
+        """Move the watermark past what this flush read and keep what waits, with the
+        flush's ledger row."""
         detail = {k.removeprefix("reverie.flush."): v for k, v in report.attributes().items()}
         detail["watermark"] = mark
-        detail["skipped_because"] = dict(report.skipped_because)  # why nothing was stored
+        detail["skipped_because"] = dict(sorted(report.skipped_because.items()))
         trace_id = trace_id_hex()
 
         def advance(conn: sqlite3.Connection) -> None:
             review_state.put(conn, self.namespace, WATERMARK, mark, self.s.now())
+            review_state.put(conn, self.namespace, WAITING, waiting, self.s.now())
             ledger.append(
                 conn,
                 ts=self.s.now(),
@@ -276,6 +336,12 @@ class Flusher(Actor):
         await self.s.db.write(advance)
 
 
+def _identity_first(batch: list[Extract], routes: dict[int, dict[str, Any]]) -> list[Extract]:
+    """Who the user and the agent are (one setting each) goes before anything else."""
+    settings = {Home.USER_SETTINGS.value, Home.AGENT_PROFILE.value}
+    return sorted(batch, key=lambda e: routes.get(e.id, {}).get("home") not in settings)
+
+
 KEYWORD_FACTS = 50
 
 
@@ -285,7 +351,7 @@ def hints(name: str, newest: list[str], subjects: list[str], limit: int = 12) ->
     belongs here)."""
     counts: Counter[str] = Counter()
     for content in newest:
-        counts.update(w for w in word_set(content) if w.isalpha())
+        counts.update(w for w in sorted(word_set(content)) if w.isalpha())  # ties: seed-free
     return {
         "name": name,
         "keywords": [word for word, _ in counts.most_common(limit)],

@@ -11,9 +11,11 @@ from reverie.actors.write_base import Decision, Outcome, Projection, WriteBase, 
 from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import (
+    STOPWORDS,
     near_duplicate,
     normalise,
     pigeonhole_terms,
+    tokens,
     value_sequence,
 )
 from reverie.rules.supersede import parse, pick_superseded, restates
@@ -40,6 +42,13 @@ class TopicWrites(WriteBase):
         negated = parse(text).negated
         if negated:
             term_sets.append(pigeonhole_terms(negated, 1.0))
+        if values:  # a natural correction shares the words around its value, not the value
+            term_sets.append(
+                sorted(
+                    {t for t in tokens(text) if t.isalpha() and t not in STOPWORDS},
+                    key=lambda t: (-len(t), t),
+                )[:12]
+            )
         return topics.candidates(
             conn, self.namespace, topic, text, term_sets, self.cfg.writer.dedupe_candidates
         )

@@ -20,6 +20,7 @@ import reverie
 from reverie.config import Config
 from reverie.errors import ReverieError
 from reverie.runtime import Namespace, Reverie
+from reverie.stores.rekey import Rekeyed
 from reverie.telemetry.setup import configure_logging, otlp_provider
 
 T = TypeVar("T")
@@ -160,7 +161,17 @@ def show(
 ) -> None:
     """Print the snapshot a new session of this namespace would start from."""
     edge = _edge(home, config_file, otlp)
-    snap = _with_ns(edge, namespace, lambda ns: ns.snapshot())
+
+    async def read(ns: Namespace) -> tuple[reverie.Snapshot, Rekeyed | None]:
+        return await ns.snapshot(), await ns.runtime.rekeyed()
+
+    snap, rekeyed = _with_ns(edge, namespace, read)
+
+    def human() -> None:
+        out.print(snap.text, markup=False, highlight=False)
+        if rekeyed is not None:  # stored keys were brought up to new rules on open
+            err.print(rekeyed.describe(), markup=False, highlight=False)
+
     _print(
         {
             "namespace": snap.namespace,
@@ -169,9 +180,10 @@ def show(
             "blocks": snap.blocks,
             "topics": list(snap.topics),
             "skills": list(snap.skills),
+            "rekeyed": rekeyed.to_dict() if rekeyed is not None else None,
         },
         as_json,
-        lambda: out.print(snap.text, markup=False, highlight=False),
+        human,
     )
 
 

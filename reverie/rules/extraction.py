@@ -11,7 +11,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from reverie.rules.similarity import STOPWORDS, is_value, tokens
+from reverie.rules.blocks import prose
+from reverie.rules.identity import STYLE, name_in, timezone_in
+from reverie.rules.secrets import has_secret
+from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens
+from reverie.rules.supersede import subject_phrase
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
@@ -89,9 +93,14 @@ _GREETING: Final = frozenset(
     "cheers lol alright right understood noted you too see ya later".split()
 )
 _HEDGE: Final = re.compile(
-    r"\b(maybe|perhaps|probably|possibly|might|i think|i guess|i believe|i suppose|not sure"
-    r"|unsure|could be|may be|seems|seem to|likely|unlikely|wonder|guess|assume|presumably"
-    r"|if i recall|iirc|afaik|i'm not certain|hopefully)\b"
+    r"\b(maybe|perhaps|probably|prob|possibly|might|i think|i thought|i guess|i believe"
+    r"|i suppose|i reckon|not sure|unsure|not certain|could be|may be|seems|seem to|likely"
+    r"|unlikely|wonder|guess|assume|presumably|if i recall|if i remember|iirc|afaik|idk"
+    r"|i'm not certain|hopefully|pretty sure|fairly sure|kinda sure|or so|or something"
+    r"|or smth|or sth|something like|dont quote me|don't quote me|not 100%|ish|roughly"
+    r"|(?:is|was|be|at|about|around|takes|took) like|like \d|\d\S*\s*-?ish|somewhere around"
+    r"|give or take|ballpark|could have been|might have been|supposedly|apparently)\b"
+    r"|\bnot 100\s*%|\?"
 )
 _QUESTION_START: Final = re.compile(
     r"^(?:should|shall|could|would|can|do|does|did|is|are|was|were|will|what|why|how|when"
@@ -101,11 +110,14 @@ _QUESTION_START: Final = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A sentence worth showing the flush: verified-sounding, not chatter, tagged."""
+    """A sentence worth showing the flush: verified-sounding, not chatter, tagged.
+    ``anchor`` marks a fragment whose subject is in an earlier turn ("now it's 45s"): it
+    is stored only once resolved against that turn, else left in the episode log."""
 
     text: str
     tag: Tag
     weight: Weight
+    anchor: bool = False
 
 
 def strip_injected(text: str) -> str:
@@ -117,6 +129,7 @@ def sentences(text: str) -> list[str]:
     out = []
     for part in _SENTENCE.split(text):
         clean = _ACK_PREFIX.sub("", _BULLET.sub("", part).strip()).strip().rstrip(";,")
+        clean = _EMPHASIS.sub("", clean).strip()
         if clean:
             out.append(clean)
     return out
@@ -152,15 +165,166 @@ def weight(tag_: Tag) -> Weight:
     return Weight.HIGH if tag_ in HIGH_TAGS else Weight.NORMAL
 
 
-def candidates(text: str, min_chars: int) -> list[Candidate]:
-    """The candidate sentences of one side of a turn, in order, without repeats."""
+# A request to the assistant is not a statement about the user's world.
+_REQUEST: Final = re.compile(
+    r"^(?:(?:so|and|but|ok|now|also)\s+)?(?:please\b|pls\b|plz\b|(?:can|could|would|will)"
+    r" (?:you|u)\b|help me\b|i (?:need|want|would like|'d like) (?:you|u|help|to know|some)\b"
+    r"|(?:show|give|tell|explain|write|create|generate|make|walk) (?:me|us)\b|let me know\b"
+    r"|any (?:ideas|thoughts|suggestions|tips)\b|thoughts\b)",
+    re.I,
+)
+_CLAUSE: Final = re.compile(r",\s+|;\s+|\s+(?:but|so)\s+|\s+-{1,2}\s+|\s+—\s+")
+_EMPHASIS: Final = re.compile(r"\*\*|__|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
+# a pronoun or demonstrative standing for something said earlier
+_ANAPHOR: Final = re.compile(
+    r"^(?:(?:and|but|so|oh|ah|also|now|then|update|wait|no|nope|actually|sorry|oops|correction"
+    r"|scratch that|make (?:that|it))[\s,:;.!-]*)*(?:it|that|this|those|these|they|its|it's"
+    r"|that's|thats|they're|theyre|he|she)\b",
+    re.I,
+)
+_CORRECTING: Final = re.compile(
+    r"^(?:(?:wait|no|nope|actually|sorry|oops|correction|update|typo|scratch that|i mean"
+    r"|make (?:that|it)|err?|um+|oh|ah|now)\b[\s,:;.!-]*)+",
+    re.I,
+)
+
+
+def declarative(sentence: str) -> str | None:
+    """The statement a sentence makes, without the question or request it ends with ("I run
+    Flask 2.3 on port 5000, can you help me with auth?" → "I run Flask 2.3 on port
+    5000"); None when it makes none."""
+    if _REQUEST.match(sentence) and not STYLE.search(sentence):
+        return None
+    if "?" not in sentence:
+        return sentence
+    kept: list[str] = []
+    for clause in _CLAUSE.split(sentence):
+        lowered = clause.lower().strip()
+        if "?" in clause or _QUESTION_START.match(lowered) or _REQUEST.match(lowered):
+            break
+        kept.append(clause.strip())
+    text = ", ".join(kept).strip(" ,")
+    return text if len(text.split()) >= 3 else None
+
+
+def bare_value(sentence: str) -> bool:
+    """A correction that gives only a value ("wait no, 16:30", "make that 45s"): a value
+    without a correcting word is a pasted or stray token, not a correction."""
+    if not _CORRECTING.match(sentence):
+        return False
+    rest = _CORRECTING.sub("", sentence).strip(" .!,")
+    words = rest.split()
+    return 0 < len(words) <= 3 and any(is_value(t) for t in tokens(rest))
+
+
+def _anchor(sentence: str) -> bool | None:
+    """True for a fragment that needs an earlier turn's subject, False for a
+    self-contained statement, None for a fragment nothing can resolve ("that fixed it")."""
+    if name_in(sentence) or timezone_in(sentence):
+        return False
+    if bare_value(sentence):
+        return True
+    if _ANAPHOR.match(sentence):
+        return True if any(is_value(t) for t in tokens(sentence)) else None
+    if len(re.findall(r"[A-Za-z]{2,}", sentence)) < 3:  # "Port is 5432" is whole
+        valued = any(is_value(t) for t in tokens(sentence))
+        return False if valued and subject_phrase(sentence) else None
+    return False
+
+
+def candidates(text: str, min_chars: int, speaker: str = "user") -> list[Candidate]:
+    """The candidate sentences of one side of a turn, in order, without repeats: pastes
+    and markup cut out first (``blocks``); secrets, questions, requests, guesses and
+    fragments dropped; an assistant contributes only what it reports having verified."""
+    body = prose(strip_injected(text))
+    if speaker == "assistant":
+        return _reported(body, min_chars)
+    return _statements(sentences(body), min_chars)
+
+
+def _statements(found: list[str], min_chars: int) -> list[Candidate]:
     seen: set[str] = set()
     out = []
-    for sentence in sentences(strip_injected(text)):
-        key = sentence.lower()
-        if key in seen or is_chatter(sentence, min_chars) or is_hedged(sentence):
+    for raw in found:
+        sentence = declarative(raw)
+        if sentence is None or is_chatter(sentence, min_chars) or is_hedged(sentence):
             continue
-        seen.add(key)
-        found = tag(sentence)
-        out.append(Candidate(sentence, found, weight(found)))
+        if has_secret(sentence) or sentence.lower() in seen:
+            continue
+        anchor = _anchor(sentence)
+        if anchor is None:
+            continue
+        seen.add(sentence.lower())
+        found_tag = tag(sentence)
+        out.append(Candidate(sentence, found_tag, weight(found_tag), anchor))
     return out
+
+
+# The assistant reporting what a tool showed it: a verified result, not advice.
+_REPORT: Final = re.compile(
+    r"^(?:i|we)(?: just| have| 've|'ve)? (?:checked|ran|run|looked(?: it)? up|looked at|queried"
+    r"|verified|confirmed|inspected|fetched|read|searched|tested|measured|listed|opened|pulled"
+    r"|grepped|pinged|called|tried|viewed|examined|scanned|dumped)\b[^:]*?(?::\s*|,?\s+(?:and"
+    r"|which shows?|it shows?|it says|it returned|that)\s+)(?P<fact>.+)$"
+    r"|^(?:according to|per) (?:the |your )?[\w .`/-]{2,40}?,\s*(?P<fact2>.+)$"
+    r"|^the (?:output|result|response|logs?|config|query|command|tool|api)"
+    r" (?:shows?|says|returned|reports?|confirms?)(?: that)?:?\s+(?P<fact3>.+)$",
+    re.I,
+)
+_LONG_ANSWER: Final = 600
+
+
+def _reported(body: str, min_chars: int) -> list[Candidate]:
+    """An assistant's verified reports of a tool's result. Its advice, plans, examples,
+    tables, explanations, acknowledgements and promises stay in the episode log; in a
+    short answer (not a long explanation) a finding it states as an error, insight or
+    correction counts too."""
+    out: list[Candidate] = []
+    short = len(body) < _LONG_ANSWER
+    for sentence in sentences(body):
+        m = _REPORT.match(sentence)
+        if m:
+            fact = (m["fact"] or m["fact2"] or m["fact3"] or "").strip()
+            out += _statements([fact[:1].upper() + fact[1:]], min_chars)
+            continue
+        if short and not _NARRATION.match(sentence):
+            out += [c for c in _statements([sentence], min_chars) if _finding(c)]
+    return out
+
+
+# A finding said as one ("Lesson: …", "Turns out …", "Root cause: …"), not advice.
+_MARKED: Final = re.compile(
+    r"^(?:lesson(?: learned)?|note to self|rule of thumb|til|turns out|turned out|root cause"
+    r"|the root cause|the fix was|the culprit was|the cause was)\b",
+    re.I,
+)
+
+
+def _finding(candidate: Candidate) -> bool:
+    """What an assistant says in a short answer that is knowledge: a finding marked as
+    one, or an error it reports with its specific value ("exit code 137")."""
+    if _MARKED.match(candidate.text):
+        return True
+    return candidate.tag is Tag.ERROR and any(is_value(t) for t in tokens(candidate.text))
+
+
+_NARRATION: Final = re.compile(
+    r"^(?:i|i've|i'll|i'm|i have|i will|i am|let me|let's|we'll|i just|i now|i can|i would"
+    r"|you can|you could|you should|you might|you may|try|consider|here's|here is|sure"
+    r"|certainly|absolutely|of course|great|glad|happy)\b",
+    re.I,
+)
+
+
+def resolve(fragment: str, earlier: list[str]) -> str | None:
+    """A fragment ("now it's 45s", "wait no, 16:30") restated with the subject of the latest
+    earlier statement that holds a value of the same kind; None when nothing fits."""
+    new = [t for t in tokens(fragment) if is_value(t)]
+    if len(new) != 1:
+        return None
+    for text in reversed(earlier):
+        phrase = subject_phrase(text)
+        if phrase and any(shape(t) == shape(new[0]) for t in tokens(text) if is_value(t)):
+            raw = re.search(re.escape(new[0]), fragment, re.I)
+            return f"{phrase} is {raw.group(0) if raw else new[0]}"
+    return None

@@ -16,8 +16,9 @@ from enum import StrEnum
 from typing import Any, Final
 
 from reverie.rules.extraction import Tag, Weight, weight
+from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.similarity import STOPWORDS, is_value, stem, tokens
-from reverie.rules.supersede import keys
+from reverie.rules.supersede import keys, parse, subject_phrase
 
 
 class Home(StrEnum):
@@ -35,26 +36,11 @@ MEMORY_HOMES: Final = frozenset(
     {Home.USER_SETTINGS, Home.USER, Home.AGENT_PROFILE, Home.SOUL, Home.MEMORY}
 )
 
-_NAME = re.compile(
-    r"\b(?i:my name is|call me|i am called|i'm called)\s+(?P<v>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)"
-)
-_TZ = re.compile(
-    r"\b(?:my )?time ?zone is\s+(?P<v>[\w/+:-]+)|\bi(?:'m| am) (?:in|on)\s+"
-    r"(?P<w>UTC[+-]\d{1,2}(?::\d\d)?|GMT[+-]\d{1,2}|[A-Z][a-z]+/[A-Za-z_]+)",
-    re.I,
-)
 _AGENT_NAME = re.compile(r"\b(?i:your name is)\s+(?P<v>[A-Z][\w'-]*)")
 _AGENT_ROLE = re.compile(r"\byou are (?:my |a |an |the )(?P<v>[\w' -]{3,60}?)(?:[.,;!]|$)", re.I)
-_STYLE = re.compile(
-    r"\b(?:reply|respond|answer|write|talk|speak)(?:s|ing)? (?:to me )?(?:in|with|using|briefly"
-    r"|concisely|formally|casually|only)\b|\bbe (?:more )?(?:concise|brief|terse|formal|casual"
-    r"|friendly|direct)\b|\bno emojis?\b|\buse bullet|\bkeep (?:it|answers|replies|responses)"
-    r" (?:short|brief)\b|\bplain text\b|\btone\b",
-    re.I,
-)
 _PREFERENCE = re.compile(
     r"\b(?:i|user) (?:prefer|prefers|like|likes|love|loves|hate|hates|dislike|dislikes"
-    r"|want|wants|don't like|do not like|'d rather|would rather|always use|never use"
+    r"|don't like|do not like|'d rather|would rather|always use|never use"
     r"|usually)\b|\bmy favou?rite\b",
     re.I,
 )
@@ -67,6 +53,9 @@ _LESSON = re.compile(
     r"|never\b|remember to\b|make sure to\b|don't ever\b)",
     re.I,
 )
+# a first-person statement with no specific value is about the moment ("I'm still getting
+# this error", "I want to make sure it's right"), not a durable lesson
+_MOMENT = re.compile(r"^(?:i|i'm|im|i've|ive|i'll|i'd|i am|i have|i was|we|we're|we've|my)\b", re.I)
 _NARRATION = re.compile(
     r"^(?:i|i've|i'll|i'm|i have|i will|i am|let me|we'll|i just|i now)\b", re.I
 )
@@ -97,6 +86,19 @@ def _specific(text: str) -> bool:
     return any(is_value(t) for t in tokens(text))
 
 
+def _short_claim(text: str) -> bool:
+    """A claim that gives a named subject a short value: a value too ("ciso is grace", "sso
+    moved from okta to entra id")."""
+    claim = parse(re.split(r"[,;(]|\s[-\u2014]\s", text)[0])  # its first clause
+    return (
+        claim.has_relation
+        and not claim.pronoun_subject
+        and 1 <= len(claim.value) <= 4
+        and len(claim.subject) <= 3
+        and claim.relation in {"be", "at", "changed to"}
+    )
+
+
 def route(
     text: str,
     tag: Tag,
@@ -110,18 +112,16 @@ def route(
     if speaker == "assistant" and tag is not Tag.INSIGHT and _NARRATION.match(text):
         return Route(Home.SKIP, text, reason="the agent narrating its own action")
     if speaker == "user":
-        if m := _NAME.search(text):
-            return Route(Home.USER_SETTINGS, f"name: {m['v']}", reason="the user's name")
-        if m := _TZ.search(text):
-            return Route(
-                Home.USER_SETTINGS, f"timezone: {m['v'] or m['w']}", reason="the user's timezone"
-            )
+        if name := name_in(text):
+            return Route(Home.USER_SETTINGS, f"name: {name}", reason="the user's name")
+        if zone := timezone_in(text):
+            return Route(Home.USER_SETTINGS, f"timezone: {zone}", reason="the user's timezone")
         if m := _AGENT_NAME.search(text):
             return Route(Home.AGENT_PROFILE, f"name: {m['v']}", reason="the agent's identity")
         if m := _AGENT_ROLE.search(text):
             role = m["v"].strip()
             return Route(Home.AGENT_PROFILE, f"role: {role}", reason="the agent's identity")
-        if _STYLE.search(text):
+        if STYLE.search(text):
             return Route(Home.SOUL, text, reason="reply style")
         if _PREFERENCE.search(text):
             return Route(Home.USER, text, reason="a user preference")
@@ -136,6 +136,12 @@ def route(
         return Route(Home.TOPIC, text, topic=topic, reason="a specific fact")
     if _LESSON.match(text):  # said as a lesson, in so many words
         return Route(Home.MEMORY, text, reason="a lesson, marked as one")
+    if _short_claim(text):
+        topic = topic_for(text, topics, max_topics)
+        if topic is not None:
+            return Route(Home.TOPIC, text, topic=topic, reason="a named value")
+    if _MOMENT.match(text):
+        return Route(Home.SKIP, text, reason="the speaker's situation of the moment")
     if weight(tag) is Weight.HIGH:  # a correction, error, decision, completion or insight
         return Route(Home.MEMORY, text, reason=f"maybe a lesson ({tag.value})", sure=False)
     return Route(Home.SKIP, text, reason="a plain event with no specific value")
@@ -198,7 +204,7 @@ def topic_for(text: str, topics: Topics, max_topics: int, kind: str | None = Non
         for name, hint in sorted(known.items()):
             if subject in hint.subjects:
                 return name
-    words = [t for t in tokens(text) if t.isalpha() and t not in STOPWORDS]
+    words = [t for t in tokens(text) if t.isalpha() and t not in FUNCTION_WORDS]
     stems = {stem(w) for w in words}
     if kind is not None and not any(
         stem(p) in stems for name in known for p in re.split(r"[-_]", name) if p
@@ -213,11 +219,14 @@ def topic_for(text: str, topics: Topics, max_topics: int, kind: str | None = Non
         if score > best_score:
             best, best_score = name, score
     if best is not None:
-        return best
-    naming = [w for w in words if w not in _NOT_A_NAME]
-    if len(known) >= max_topics or not naming:
-        return None
-    return slug(naming[0])
+        return str(best)
+    if len(known) >= max_topics - 1:  # the last slot gathers what fits nowhere else
+        return GENERAL if GENERAL in known or len(known) < max_topics else None
+    named_after = topic_name(text)
+    return slug(named_after) if named_after else GENERAL
+
+
+GENERAL: Final = "notes"
 
 
 # Words that say what happened to a subject, not what the subject is: never a topic name.
@@ -225,6 +234,56 @@ _NOT_A_NAME: Final = frozenset(
     """decided decide use using keep keeping failed fails failing lesson learned turns
     just confirm reminder always never set changed moved updated""".split()
 )
+# The closed classes of English (pronouns, determiners, prepositions, conjunctions,
+# auxiliaries, modals) and chat's fillers: a topic is never named after one of them.
+FUNCTION_WORDS: Final = STOPWORDS | frozenset(
+    """i me my mine myself we us our ours you your yours he him his she her hers it its they
+    them their theirs this that these those who whom whose which what where when why how
+    a an the some any no every each all both either neither few many much more most other
+    another such own same of in on at by for with about against between into through during
+    before after above below to from up down out off over under again further once here
+    there and but or nor so yet if then than because as until while although though unless
+    since whether am is are was were be been being have has had having do does did doing
+    will would shall should can could may might must ought not only very too also just
+    even still already now ever never soon really quite rather pretty almost enough btw
+    wait ok okay oh ah hmm um uh well like yeah yes yep nope hey hi hello thanks thank
+    please pls lol anyway actually basically maybe probably perhaps sure let lets let's
+    i'm i've i'll i'd we're we've we'll you're it's that's there's here's what's im ive
+    ill dont didnt doesnt cant wont isnt wasnt got get gets getting go goes going went
+    gone make makes made making need needs want wants trying try tried see seems thing
+    things stuff something anything everything nothing one ones way lot bit kind sort
+    given new old good bad big small first last next sorry typo heads ref fyi note quick
+    question update reminder fwiw imo tbh thx yeah cool nice great plus few changes""".split()
+)
+
+
+def _namable(word: str, verbs: tuple[str, ...] = ("ing", "ed", "ly")) -> bool:
+    return (
+        word.isalpha()
+        and len(word) >= 3
+        and word not in FUNCTION_WORDS
+        and word not in _NOT_A_NAME
+        and not word.endswith(verbs)
+    )
+
+
+def topic_name(text: str) -> str | None:
+    """What a new topic is called: a word of the statement's subject phrase; else the word
+    naming its first value ("Redis 7.0", "port 5000"); else its first noun-like word:
+    never a function word, a verb form or a single letter."""
+    phrase = subject_phrase(text)
+    if phrase:  # of "quick one, kafka cluster is on 3.5.1" the last clause names it
+        last = re.split(r"[,;:()\u2014\u2013]|\s-\s", phrase)[-1]
+        found = [w for w in tokens(last) if _namable(w, ("ed", "ly"))]  # "staging db"
+        if found:
+            return found[0]
+    words = tokens(text)
+    for i, word in enumerate(words):
+        if is_value(word) and i > 0 and _namable(words[i - 1]):
+            return words[i - 1]
+    after_to = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "to"}
+    found = [w for w in words if _namable(w) and w not in after_to]
+    return found[0] if found else None
 
 
 def slug(word: str) -> str:

@@ -14,14 +14,16 @@ import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+from typing import Final
 
 REINFORCE_MARK = re.compile(r"\s*⟦×\d+⟧\s*$")
-_TOKEN = re.compile(r"[/~]?\w[\w./:@#%+~-]*", re.UNICODE)
+# a number with thousands separators or a currency sign is one value ("$5,000")
+_TOKEN = re.compile(r"[$€£¥]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|[$€£¥]?[/~]?\w[\w./:@#%+~-]*")
 _TRAILING = ".,:;!?-/"
 
 STOPWORDS = frozenset(
     """a an the this that these those of to in on at for from by with as and or but so
-    is are was were be been being am it its it's i'm we our you your he she they them
+    is are was were be been being am it its it's i i'm we our you your he she they them
     their his her my me us do does did has have had will would should can could may
     now currently actually still also just really very please note noted fyi
     there here which who whom what when where about into over than then""".split()
@@ -73,10 +75,21 @@ def stem(word: str) -> str:
     return word
 
 
+# One word for each way of saying the user favours something: "I like terse answers" and
+# "Prefers terse answers" are one preference.
+_CANONICAL: Final = dict.fromkeys(
+    "like likes liked love loves prefer prefers preferred enjoy enjoys favour favours favor"
+    " favors".split(),
+    "prefer",
+)
+
+
 @lru_cache(maxsize=65536)
 def word_set(text: str) -> frozenset[str]:
     """Content words, stemmed, for the Jaccard tier."""
-    return frozenset(stem(t) for t in tokens(text) if t in NEGATIONS or t not in STOPWORDS)
+    return frozenset(
+        _CANONICAL.get(t, stem(t)) for t in tokens(text) if t in NEGATIONS or t not in STOPWORDS
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -134,3 +147,28 @@ def pigeonhole_terms(text: str, threshold: float) -> list[str]:
     words = sorted(by_stem.values(), key=len, reverse=True)
     need = math.ceil(threshold * len(words) - 1e-9)
     return words[: max(1, len(words) - need + 1)]
+
+
+_SHAPES: Final = (
+    (
+        "duration",
+        re.compile(
+            r"^\d+(?:\.\d+)?(?:ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?"
+            r"|d|days?|w|wks?|weeks?)$"
+        ),
+    ),
+    ("time", re.compile(r"^\d{1,2}:\d\d(?::\d\d)?(?:am|pm)?$|^\d{1,2}(?:am|pm)$")),
+    ("money", re.compile(r"^[$€£¥][\d,.]+[kmb]?$|^[\d,.]+(?:usd|eur|gbp)$")),
+    ("percent", re.compile(r"^\d+(?:\.\d+)?%$")),
+    ("version", re.compile(r"^v?\d+\.\d+(?:\.\d+)*$")),
+    ("number", re.compile(r"^\d[\d,]*$")),
+    ("path", re.compile(r"[/\\]|^[\w-]+\.[\w.-]+$")),
+)
+
+
+def shape(token: str) -> str:
+    """What kind of value a token is, so a fragment's value replaces a value of its kind."""
+    for name, pattern in _SHAPES:
+        if pattern.search(token):
+            return name
+    return "id"

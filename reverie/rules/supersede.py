@@ -31,11 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from reverie.rules.similarity import NEGATIONS, STOPWORDS, is_value, stem, tokens
+from reverie.rules.similarity import NEGATIONS, STOPWORDS, is_value, shape, stem, tokens
 
 _CORRECTION_PREFIX = re.compile(
-    r"^\s*(actually|correction|update|updated|wait|no|oops|sorry|fyi|btw|by the way|note"
-    r"|reminder|as a reminder|just a reminder|just to confirm|to confirm|heads up)\b[\s,:;!.-]*",
+    r"^\s*(?:(?:actually|correction|update|updated|wait|no|nope|oops|sorry|fyi|btw|by the way"
+    r"|note|reminder|as a reminder|just a reminder|just to confirm|to confirm|heads up"
+    r"|scratch that|i mean|ok|okay|so)\b[\s,:;!.\u2014\u2013-]*)+",
     re.I,
 )
 _LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
@@ -43,6 +44,13 @@ _LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
 # a plain "not" inside a sentence ("encourages him not to give up") corrects nothing
 _NOT_X = re.compile(r"(?:[,;]\s*(?:and\s+)?|\s+and\s+)not\s+(?P<old>[^,;.]+?)\s*[.!]?\s*$", re.I)
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
+# "moved from okta to entra id": the old value is named, the relation is "moved to"
+_FROM_TO = re.compile(
+    r"\b(?P<verb>moved|changed|switched|migrated|went|upgraded|downgraded|bumped|increased"
+    r"|decreased|dropped|raised|lowered|extended|shifted|reduced|grew|rose|fell)\s+"
+    r"(?:\w+\s+)?from\s+(?P<old>[^,;.]+?)\s+to\s+",
+    re.I,
+)
 _RELATIONS = [
     "is located at",
     "is located in",
@@ -125,6 +133,10 @@ def parse(text: str) -> Claim:
             negated = found.group("old").strip()
             body = body[: found.start()] + body[found.end() :]
             break
+    moved = _FROM_TO.search(body)
+    if moved and negated is None:
+        negated = moved.group("old").strip()
+        body = body[: moved.start()] + "changed to " + body[moved.end() :]
     relation = _RELATION.search(_LABEL_COLON.sub(" :", body))
     if relation:
         body = _LABEL_COLON.sub(" :", body)
@@ -206,13 +218,20 @@ def _attribute(text: str, claim: Claim) -> bool:
     subject with the copula ("Joanna is …") is a person or thing with many properties; it
     takes a value token ("Python is 3.11") to make it one attribute."""
     one_word = len(claim.subject) == 1 and not (claim.values - claim.value_tokens)
-    if one_word and claim.relation == "be" and not claim.value_tokens:
+    if one_word and claim.relation == "be" and not claim.value_tokens and _named(text):
         return False
     body = _RELATION.split(_LABEL_COLON.sub(" :", _CORRECTION_PREFIX.sub("", text, count=1)), 1)
     after = [w for w in tokens(body[-1]) if w not in STOPWORDS and w not in _FILLER]
     if after and after[0].endswith("ing") and len(after[0]) > 4 and not is_value(after[0]):
         return False  # "is going", "has been playing": an activity, not a value
     return bool(claim.values) or len(claim.value) <= 4
+
+
+def _named(text: str) -> bool:
+    """Whether a claim's subject is a name (capitalised), not a role ("the owner")."""
+    body = _CORRECTION_PREFIX.sub("", text, count=1).strip()
+    first = re.match(r"(?:(?:the|a|an|our|my|their)\s+)?(\w+)", body, re.I)
+    return first is not None and first.group(1)[:1].isupper()
 
 
 def _same_subject(new: Claim, old: Claim) -> bool:
@@ -246,8 +265,10 @@ def supersedes(new_text: str, old_text: str) -> bool:
                 and new.relation == old.relation
                 and _attribute(new_text, new)
                 and _attribute(old_text, old)
-            )
-        return _same_role(new, old)
+            ) or changes_value(new_text, old_text)
+        return _same_role(new, old) or changes_value(new_text, old_text)
+    if changes_value(new_text, old_text):
+        return True
     if _reports_event(new_text) or _reports_event(old_text):
         return False  # events accumulate; only states supersede
     new_values, old_values = _value_positions(new_text), _value_positions(old_text)
@@ -255,6 +276,91 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return False
     differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
     return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+# Saying that a value changed: a verb of change, "now", or a participle with "to <value>"
+# ("has been adjusted to 1,200"). Closed by meaning, not fitted to one phrasing.
+_CHANGE = re.compile(
+    r"\b(?:now|no longer|anymore|any more|instead|actually|scratch that|correction|updated?"
+    r"|changed?|moved|switched|increased|decreased|raised|lowered|reduced|bumped|grown|grew"
+    r"|rose|risen|dropped|fell|fallen|extended|shortened|shifted|improved|adjusted|upgraded"
+    r"|downgraded|replaced|revised|expanded|doubled|halved|climbed|jumped|slipped|boosted"
+    r"|pushed|postponed|delayed|rescheduled|brought forward|went (?:up|down)"
+    r"|from [^,;.]{1,40} to)\b"
+    r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,3}to\s+\S*\d",
+    re.I,
+)
+_WINDOW = 4
+
+
+def value_slots(text: str, window: int = _WINDOW) -> list[tuple[str, frozenset[str], str]]:
+    """Each value token of a text with the content words around it (what the value is a
+    value of) and the word right after it (its unit): "1,000 calls/day quota" gives
+    ("1,000", {call, day, quota}, "call"). Names (capitalised words) are left out: they
+    say whose value it is, not which value."""
+    body = _CORRECTION_PREFIX.sub("", text, count=1)
+    names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b", body)} - _CALENDAR
+    words = tokens(body)
+    out = []
+    for i, word in enumerate(words):
+        if not is_value(word):
+            continue
+        near: set[str] = set()
+        for other in words[max(0, i - window) : i + window + 1]:
+            for part in other.split("/"):
+                if part and not is_value(part) and part not in STOPWORDS | _FILLER | names:
+                    near.add(stem(part))
+        unit = next(
+            (stem(w) for w in words[i + 1 : i + 2] if w.isalpha() and w not in STOPWORDS), ""
+        )
+        out.append((word, frozenset(near - _CHANGE_WORDS), unit))
+    return out
+
+
+_CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday""".split()
+)
+_CHANGE_WORDS = frozenset(
+    stem(w)
+    for w in """now update updated change changed moved switched increased decreased raised
+    lowered reduced bumped grown grew rose dropped fell extended shortened shifted improved
+    adjusted upgraded downgraded replaced revised expanded doubled halved from to recently
+    currently""".split()
+)
+
+
+def changes_value(new_text: str, old_text: str) -> bool:
+    """A natural correction: the new text says a value changed ("increased to 78%", "moved
+    to …/pay-57", "now 12 books"), or names the attribute the old text gave a value to
+    ("The staging DB is pg-stage-2 on port 5433" → "The staging DB port is 5434"); its one
+    new value is of the same kind as an old one, with the same unit, about the same thing
+    (a content word beside both values)."""
+    old_slots = value_slots(old_text)
+    old_values = {v for v, _, _ in old_slots}
+    fresh = [s for s in value_slots(new_text, _WINDOW + 2) if s[0] not in old_values]
+    if len(fresh) != 1 or not old_slots:
+        return False  # two new values name another thing ("web-2 … port 8002")
+    value, near, unit = fresh[0]
+    if not (_CHANGE.search(new_text) or _names_attribute(new_text, old_text, value)):
+        return False
+    kind = shape(value)
+    return any(
+        shape(v) == kind and near & around and (not unit or not u or unit in around | {u})
+        for v, around, u in old_slots
+    )
+
+
+def _names_attribute(new_text: str, old_text: str, value: str) -> bool:
+    """ "<subject> <attribute> is <value>" where the old text said "<attribute> <value>"
+    about the same subject: the staging DB's port."""
+    new, old = parse(new_text), parse(old_text)
+    if not (new.has_relation and old.subject and old.subject < new.subject):
+        return False
+    words = tokens(old_text)
+    labels = {stem(words[i - 1]) for i, w in enumerate(words) if i and is_value(w)}
+    return bool((new.subject - old.subject) & labels) and value in new.value_tokens
 
 
 def restates(new_text: str, old_text: str) -> bool:
@@ -303,6 +409,17 @@ def keys(text: str) -> Keys:
     if claim.skeleton and _value_positions(text) and not _reports_event(text):
         skeleton = " ".join(sorted(claim.skeleton))
     return Keys(subject, role, skeleton, claim.negated)
+
+
+def subject_phrase(text: str) -> str | None:
+    """The words before a claim's relation ("The deploy timeout" of "The deploy timeout is
+    30s"), as written; None when the text is no claim or its subject is a pronoun."""
+    claim = parse(text)
+    if not claim.has_relation or claim.pronoun_subject:
+        return None
+    body = _LABEL_COLON.sub(" :", _CORRECTION_PREFIX.sub("", text, count=1))
+    relation = _RELATION.search(body)
+    return body[: relation.start(1)].strip(" ,") if relation else None
 
 
 def pick_superseded(new_text: str, live: Sequence[tuple[str, str]]) -> str | None:

@@ -16,8 +16,7 @@ import anyio
 
 import reverie
 from reverie.clock import ManualClock
-from reverie.rules.similarity import STOPWORDS, tokens
-from reverie.simulation.scenario import Scenario, SessionPlan, hour_of
+from reverie.simulation.scenario import Scenario, SessionPlan, hour_of, words
 
 START = datetime(2026, 3, 2, tzinfo=UTC)
 
@@ -113,16 +112,22 @@ async def _session(
         on_session()
 
 
+# words too common to tell one topic from another (the agent's own judgement, not the rules')
+_COMMON = frozenset(
+    ("the", "a", "an", "is", "are", "was", "now", "not", "of", "to", "in", "on", "and", "for")
+)
+
+
 def _as_agent_would(args: dict[str, Any], snapshot: reverie.Snapshot) -> dict[str, Any]:
     """An agent saves a fact under the topic its snapshot's index shows for that subject,
     when there is one (the flush may have opened it under another name)."""
     topic = args.get("topic")
     if args.get("action") != "save" or not topic or topic in snapshot.topics:
         return args
-    words = {w for w in tokens(str(args.get("content", ""))) if w.isalpha()} - STOPWORDS
+    said = {w for w in words(str(args.get("content", ""))) if w.isalpha()} - _COMMON
     for line in snapshot.text.splitlines():
         name, _, rest = line.removeprefix("- ").partition(": ")
-        if name in snapshot.topics and (name in words or len(words & set(tokens(rest))) >= 2):
+        if name in snapshot.topics and (name in said or len(said & set(words(rest))) >= 2):
             return {**args, "topic": name}
     return args
 

@@ -1,17 +1,33 @@
 """The report: load, cost, writes and learning quality of one simulated run, measured
 against the scenario's ground truth through the public API, with the targets it meets or
-misses (a miss is reported with its figure, never hidden)."""
+misses (a miss is reported with its figure, never hidden).
+
+The measures read only what was stored (live facts, entries, user settings, and for
+secrets also superseded facts and skills); a value found only in the episode log never
+counts as learned. They use their own word matching (``scenario.words``), not the rules
+under test."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import reverie
-from reverie.rules.similarity import near_duplicate, normalise, tokens
-from reverie.rules.supersede import parse
 from reverie.simulation.driver import Run
-from reverie.simulation.scenario import Scenario, Truth
+from reverie.simulation.scenario import (
+    PREFERENCES,
+    STYLES,
+    SUBJECTS,
+    Identity,
+    Never,
+    Preference,
+    Scenario,
+    Truth,
+    mentions,
+    words,
+)
 
 # Decisions that wrote something, by what they left in the store.
 _FACT_WRITES = frozenset({"ADD", "SUPERSEDE"})
@@ -23,6 +39,9 @@ TARGETS: tuple[tuple[str, str, float], ...] = (
     ("stale_rate", "<=", 0.05),
     ("duplicate_rate", "<=", 0.02),
     ("junk_rate", "==", 0),
+    ("pasted_lines_stored", "==", 0),
+    ("secrets_stored", "==", 0),
+    ("single_word_topics", "==", 0),
     ("cap_violations", "==", 0),
 )
 
@@ -118,96 +137,369 @@ async def _lost(rv: reverie.Reverie, run: Run) -> int:
     return lost
 
 
-def _mentions(text: str, value: str) -> bool:
-    return value.lower() in tokens(text)
+# ---- learning quality -------------------------------------------------------------------
+
+ENTRY_TARGETS = ("memory", "user", "soul", "user_settings", "agent_profile")
+# Words that cannot name a topic — function words and chat fillers: a topic called "the",
+# "it", "sorry" or "x" says nothing about what it holds.
+FUNCTION_WORDS = frozenset(
+    (
+        "a an the this that these those it its i me my we us our you your he she they them "
+        "their his her is are was were be been am do does did have has had will would can "
+        "could should shall may might must of to in on at by for from with about into over "
+        "under as and or but if so not no yes then than there here what which who whom whose "
+        "when where why how all any some each every just also very too only now again up down "
+        "out off ok okay lol hi hey hello thanks ty thx btw fyi idk iirc smth pls please sorry "
+        "wait actually ugh hmm yeah yep nope well oh anyway maybe note update scratch"
+    ).split()
+)
+SECRET_PATTERNS = (
+    re.compile(r"AKIA[0-9A-Z]{16}"),
+    re.compile(r"ghp_[A-Za-z0-9]{36}"),
+    re.compile(r"xox[abprs]-[A-Za-z0-9-]{10,}"),
+    re.compile(r"eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+"),
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+    re.compile(r"(?i)\b(password|passwd|pw)\s*[=:]\s*\S+"),
+)
+EXAMPLES = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One stored thing: a fact (``home`` = its topic) or an entry (``home`` = its target)."""
+
+    namespace: str
+    store: str  # "fact" or "entry"
+    home: str
+    id: str
+    text: str
+
+    @property
+    def context(self) -> str:
+        """The text with its topic: a fact is read under its topic's name."""
+        return f"{self.home} {self.text}" if self.store == "fact" else self.text
+
+    def show(self) -> str:
+        flat = " ".join(self.text.split())
+        return f"{self.namespace} {self.store} {self.home}: {flat[:160]}"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+async def _stored(rv: reverie.Reverie, name: str) -> tuple[list[Item], list[str], list[str]]:
+    """A namespace's live facts and entries, its topics, and everything else that holds
+    text (superseded facts, skills) — the last only searched for secrets."""
+    ns = rv.namespace(name)
+    snapshot = await ns.snapshot()
+    items: list[Item] = []
+    extra: list[str] = []
+    for topic in snapshot.topics:
+        for f in await ns.facts(topic):
+            items.append(Item(name, "fact", topic, f.id, f.content))
+            extra += [old.content for old in await ns.chain(f.id) if not old.live]
+    for target in ENTRY_TARGETS:
+        for e in await ns.entries(target):
+            text = e.content if not e.key or e.key in e.content else f"{e.key}: {e.content}"
+            items.append(Item(name, "entry", target, e.id, text))
+    extra += [s.body for s in await ns.skills(include_archived=True)]
+    return items, list(snapshot.topics), extra
 
 
 async def _quality(rv: reverie.Reverie, scenario: Scenario) -> dict[str, Any]:
-    found = stale = 0
-    for truth in scenario.truths:
-        hits = await rv.namespace(truth.namespace).search(truth.subject.question, k=5)
-        stored = [h for h in hits if h.kind in {"fact", "entry"}]
-        if any(_mentions(h.text, truth.current) for h in stored):
-            found += 1
-        best = next((h for h in stored if _about(h.text, truth)), None)
-        if (
-            best is not None
-            and not _mentions(best.text, truth.current)
-            and any(_mentions(best.text, old) for old in truth.replaced)
-        ):
-            stale += 1
-    facts: list[tuple[str, str]] = []
-    stored_texts: list[str] = []
-    cap_violations: list[str] = []
-    config = rv.config
+    items: list[Item] = []
+    topics: dict[str, list[str]] = {}
+    extra: dict[str, list[str]] = {}
     for name in scenario.namespaces:
-        ns = rv.namespace(name)
-        snapshot = await ns.snapshot()
-        for topic in snapshot.topics:
-            facts += [(name, f.content) for f in await ns.facts(topic)]
-        for target, block in snapshot.blocks.items():
-            if len(block) > getattr(config.caps, target):
-                cap_violations.append(f"{name}/{target}: {len(block)} chars")
-            stored_texts += [e.content for e in await ns.entries(target)]
-        if len(snapshot.topics) > config.writer.max_topics:
-            cap_violations.append(f"{name}: {len(snapshot.topics)} topics")
-    stored_texts += [text for _, text in facts]
-    truths = len(scenario.truths) or 1
-    junk = [t for t in stored_texts if _is_junk(t, scenario.junk)]
+        found, topics[name], extra[name] = await _stored(rv, name)
+        items += found
+    recall = await _recall(rv, scenario, {(i.namespace, i.id): i for i in items})
+    junk = _junk(items, scenario)
+    secrets = _secrets(items, extra, scenario)
+    odd_topics = sorted(
+        f"{ns}/{t}" for ns, names in topics.items() for t in names if _single_word(t)
+    )
+    counted = [i for i in items if i.home not in {"user_settings", "agent_profile"}]
+    duplicates = _duplicates(counted, scenario)
     return {
         "questions": len(scenario.truths),
-        "current_fact_recall": round(found / truths, 4),
-        "stale_rate": round(stale / truths, 4),
-        "live_facts": len(facts),
-        "duplicate_rate": round(_duplicates(facts, scenario) / max(1, len(facts)), 4),
-        "stored_items": len(stored_texts),
-        "junk_rate": round(len(junk) / max(1, len(stored_texts)), 4),
-        "junk": junk[:10],
-        "cap_violations": cap_violations,
+        "current_fact_recall": recall["recall"],
+        "stale_rate": recall["stale"],
+        "live_facts": sum(i.store == "fact" for i in items),
+        "stored_items": len(items),
+        "duplicate_rate": round(len(duplicates) / max(1, len(counted)), 4),
+        "junk_rate": round(len(junk["items"]) / max(1, len(items)), 4),
+        "junk_stored": junk["by_kind"],
+        "pasted_lines_stored": junk["pasted_lines"],
+        "junk": junk["items"][:EXAMPLES],
+        "secrets_stored": len(secrets),
+        "single_word_topics": len(odd_topics),
+        **_identities(items, scenario.identities),
+        "misrouted": _misrouted(items, scenario),
+        "cap_violations": await _caps(rv, scenario, topics),
+        "examples": {
+            "stale": recall["stale_examples"][:EXAMPLES],
+            "missed": recall["missed_examples"][:EXAMPLES],
+            "duplicates": duplicates[:EXAMPLES],
+            "secrets": secrets[:EXAMPLES],
+            "single_word_topics": odd_topics[:EXAMPLES],
+        },
     }
 
 
-def _about(text: str, truth: Truth) -> bool:
-    """Whether a stored text speaks of the truth's subject (its claim's subject words)."""
-    subject = parse(truth.subject.say(truth.current)).subject
-    return bool(subject) and subject <= parse(text).subject | parse(text).skeleton
+async def _caps(rv: reverie.Reverie, scenario: Scenario, topics: dict[str, list[str]]) -> list[str]:
+    violations: list[str] = []
+    config = rv.config
+    for name in scenario.namespaces:
+        snapshot = await rv.namespace(name).snapshot()
+        for target, block in snapshot.blocks.items():
+            if len(block) > getattr(config.caps, target):
+                violations.append(f"{name}/{target}: {len(block)} chars")
+        if len(topics[name]) > config.writer.max_topics:
+            violations.append(f"{name}: {len(topics[name])} topics")
+    return violations
 
 
-def _duplicates(facts: list[tuple[str, str]], scenario: Scenario) -> int:
-    """Live facts beyond the first that say the same thing: the same subject with the same
-    value (ground truth), or a near-duplicate of another live fact."""
-    subjects = {
-        (t.namespace, frozenset(parse(t.subject.say(t.current)).subject)): t
-        for t in scenario.truths
-    }
-    seen: set[tuple[str, frozenset[str], frozenset[str]]] = set()
-    others: list[tuple[str, str]] = []
-    extra = 0
-    for ns, text in facts:
-        claim = parse(text)
-        if (ns, claim.subject) in subjects and claim.value:
-            key = (ns, claim.subject, claim.value)
-            extra += key in seen
-            seen.add(key)
+async def _recall(
+    rv: reverie.Reverie, scenario: Scenario, by_id: dict[tuple[str, str], Item]
+) -> dict[str, Any]:
+    """Each subject's question against ``ns.search(k=5)``: recalled when a stored fact or
+    entry about the subject carries its current value; stale when the best one about it
+    carries a replaced value instead. Episode hits never count."""
+    found = stale = 0
+    stale_examples: list[str] = []
+    missed_examples: list[str] = []
+    for truth in scenario.truths:
+        subject = truth.subject
+        hits = await rv.namespace(truth.namespace).search(subject.question, k=5)
+        about = []
+        for h in hits:
+            if h.kind not in {"fact", "entry"}:
+                continue
+            item = by_id.get((truth.namespace, h.id))
+            text = item.context if item else h.text
+            if subject.about(text):
+                about.append(text)
+        if any(subject.carries(t, truth.current) for t in about):
+            found += 1
         else:
-            extra += any(o_ns == ns and near_duplicate(text, o, 0.8) for o_ns, o in others)
-            others.append((ns, text))
+            shown = about[0][:120] if about else "nothing about it in the top 5"
+            missed_examples.append(
+                f"{truth.namespace} {subject.noun}: current {truth.current}; best: {shown}"
+            )
+        best = about[0] if about else None
+        if (
+            best is not None
+            and not subject.carries(best, truth.current)
+            and any(subject.carries(best, old) for old in truth.replaced)
+        ):
+            stale += 1
+            stale_examples.append(
+                f"{truth.namespace} {subject.noun}: current {truth.current}; best: {best[:120]}"
+            )
+    n = len(scenario.truths) or 1
+    return {
+        "recall": round(found / n, 4),
+        "stale": round(stale / n, 4),
+        "stale_examples": stale_examples,
+        "missed_examples": missed_examples,
+    }
+
+
+def _junk_kind(item: Item, nevers: list[Never], lines: list[str]) -> tuple[str, list[str]] | None:
+    """Why a stored item is junk (and the pasted lines it holds), or None."""
+    flat = _flat(item.text)
+    pasted = [line for line in lines if line in flat or (len(flat) >= 24 and flat in line)]
+    if pasted:
+        return "paste", pasted
+    for never in nevers:
+        if never.kind == "hedge":
+            if mentions(item.text, never.text) and (
+                never.subject is None or _subject_about(never.subject, item.context)
+            ):
+                return "hedge", []
+        elif never.kind in {"greeting", "fragment", "ack"}:
+            said = _flat(never.text)
+            if flat.strip(" .!") == said.strip(" .!") or (len(said) > 20 and said in flat):
+                return never.kind, []
+    return None
+
+
+def _subject_about(topic: str, text: str) -> bool:
+    return any(s.about(text) for s in SUBJECTS if s.topic == topic)
+
+
+def _junk(items: list[Item], scenario: Scenario) -> dict[str, Any]:
+    """Stored items that are pasted lines, hedged values, greetings, fragments or the
+    assistant's acknowledgements, by kind; and how many distinct pasted lines are stored."""
+    by_ns: dict[str, list[Never]] = {}
+    for never in dict.fromkeys(scenario.never):  # each once, in order
+        if never.kind != "secret":
+            by_ns.setdefault(never.namespace, []).append(never)
+    lines = {
+        ns: sorted({_flat(n.text) for n in nevers if n.kind == "paste"})
+        for ns, nevers in by_ns.items()
+    }
+    kinds: Counter[str] = Counter()
+    pasted: set[str] = set()
+    junk: list[str] = []
+    for item in items:
+        nevers = [n for n in by_ns.get(item.namespace, []) if n.kind != "paste"]
+        why = _junk_kind(item, nevers, lines.get(item.namespace, []))
+        if why is not None:
+            kinds[why[0]] += 1
+            pasted.update(f"{item.namespace}:{line}" for line in why[1])
+            junk.append(f"({why[0]}) {item.show()}")
+    order = ("paste", "hedge", "greeting", "fragment", "ack")
+    return {
+        "items": junk,
+        "by_kind": {k: kinds[k] for k in order},
+        "pasted_lines": len(pasted),
+    }
+
+
+def _secrets(items: list[Item], extra: dict[str, list[str]], scenario: Scenario) -> list[str]:
+    """Stored texts holding a secret said in the conversation, or anything shaped like
+    one (an AWS key, a GitHub or Slack token, a JWT, a private key, ``password=…``)."""
+    said: dict[str, list[str]] = {}
+    for never in scenario.never_of("secret"):
+        said.setdefault(never.namespace, []).append(never.text.lower())
+    texts = [(i.namespace, i.show(), i.text) for i in items]
+    texts += [
+        (ns, f"{ns} superseded fact or skill: {' '.join(t.split())[:160]}", t)
+        for ns, ts in extra.items()
+        for t in ts
+    ]
+    found = []
+    for ns, label, text in texts:
+        low = text.lower()
+        if any(s in low for s in said.get(ns, [])) or any(p.search(text) for p in SECRET_PATTERNS):
+            found.append(label)
+    return found
+
+
+def _single_word(topic: str) -> bool:
+    """A topic named with a single letter or only function words."""
+    parts = [p for p in re.split(r"[-_\s./]+", topic.lower()) if p]
+    return all(len(p) <= 1 or p in FUNCTION_WORDS for p in parts)
+
+
+def _claim(item: Item, truths: list[Truth]) -> str | None:
+    """What a stored item says by the ground truth: a subject's value, or a preference."""
+    for truth in truths:
+        subject = truth.subject
+        if not subject.about(item.context):
+            continue
+        carried = [f[0] for f in subject.values if subject.carries(item.text, f[0])]
+        if carried:  # "45s (was 30s)" says something else than "45s" alone
+            return f"{subject.topic}={'+'.join(carried)}"
+    pref = _preference_of(item.text)
+    return f"pref:{pref.key}" if pref else None
+
+
+def _preference_of(text: str) -> Preference | None:
+    return next((p for p in PREFERENCES + STYLES if p.about(text)), None)
+
+
+def _jaccard(a: str, b: str) -> float:
+    x, y = set(words(a)), set(words(b))
+    return len(x & y) / len(x | y) if x | y else 1.0
+
+
+def _duplicates(items: list[Item], scenario: Scenario) -> list[str]:
+    """Items beyond the first, in one namespace and one kind of store (facts; entries),
+    that say the same thing: the same subject with the same value or the same preference
+    (ground truth), or a near-duplicate (word-set Jaccard ≥ 0.8) of another item."""
+    truths: dict[str, list[Truth]] = {}
+    for truth in scenario.truths:
+        truths.setdefault(truth.namespace, []).append(truth)
+    seen: set[tuple[str, str, str]] = set()
+    others: list[Item] = []
+    extra: list[str] = []
+    for item in items:
+        claim = _claim(item, truths.get(item.namespace, []))
+        if claim is not None:
+            key = (item.namespace, item.store, claim)
+            if key in seen:
+                extra.append(f"({claim}) {item.show()}")
+            seen.add(key)
+            continue
+        if any(
+            o.namespace == item.namespace
+            and o.store == item.store
+            and _jaccard(o.text, item.text) >= 0.8
+            for o in others
+        ):
+            extra.append(f"(near-duplicate) {item.show()}")
+        others.append(item)
     return extra
 
 
-def _is_junk(text: str, junk: frozenset[str]) -> bool:
-    key = normalise(text)
-    return any(key == normalise(j) or (len(j) > 20 and normalise(j) in key) for j in junk)
+def _identities(items: list[Item], identities: list[Identity]) -> dict[str, Any]:
+    """Users whose name and timezone, said in passing, got stored (anywhere; and in
+    user_settings, their one home)."""
+    name = tz = both = home = 0
+    for ident in identities:
+        mine = [i for i in items if i.namespace == ident.namespace]
+        named = [i for i in mine if mentions(i.text, ident.name)]
+        zoned = [i for i in mine if any(mentions(i.text, f) for f in ident.timezone)]
+        name += bool(named)
+        tz += bool(zoned)
+        both += bool(named and zoned)
+        home += any(i.home == "user_settings" for i in named) and any(
+            i.home == "user_settings" for i in zoned
+        )
+    n = len(identities) or 1
+    return {
+        "names_learned": round(both / n, 4),
+        "identity": {
+            "name": round(name / n, 4),
+            "timezone": round(tz / n, 4),
+            "in_user_settings": round(home / n, 4),
+        },
+    }
+
+
+def _misrouted(items: list[Item], scenario: Scenario) -> dict[str, Any]:
+    """Items stored away from their one home: preferences outside USER.md, reply styles
+    outside SOUL.md, a name or timezone outside user_settings, a subject's value in
+    USER.md, SOUL.md or the settings."""
+    idents = {i.namespace: i for i in scenario.identities}
+    wrong: list[str] = []
+    for item in items:
+        ident = idents.get(item.namespace)
+        pref = _preference_of(item.text)
+        says_identity = ident is not None and (
+            mentions(item.text, ident.name) or any(mentions(item.text, f) for f in ident.timezone)
+        )
+        subject = any(s.about(item.context) for s in SUBJECTS)
+        if says_identity and item.home != "user_settings":
+            wrong.append(f"(identity) {item.show()}")
+        elif pref is not None and item.home != pref.target:
+            wrong.append(f"({pref.target}) {item.show()}")
+        elif subject and item.home in {"user", "soul", "user_settings", "agent_profile"}:
+            wrong.append(f"(fact) {item.show()}")
+    return {"count": len(wrong), "examples": wrong[:EXAMPLES]}
 
 
 def _targets(report: dict[str, Any]) -> list[dict[str, Any]]:
+    quality = report["quality"]
     values = {
         "lost_writes": report["lost_writes"],
         "model_calls_per_1000_turns": report["model_calls_per_1000_turns"],
-        "cap_violations": len(report["quality"]["cap_violations"]),
+        "cap_violations": len(quality["cap_violations"]),
         **{
-            k: report["quality"][k]
-            for k in ("current_fact_recall", "stale_rate", "duplicate_rate", "junk_rate")
+            k: quality[k]
+            for k in (
+                "current_fact_recall",
+                "stale_rate",
+                "duplicate_rate",
+                "junk_rate",
+                "pasted_lines_stored",
+                "secrets_stored",
+                "single_word_topics",
+            )
         },
     }
     out = []

@@ -16,11 +16,13 @@ def record(
     assistant: str | None,
     ts: str,
 ) -> Episode:
-    """Append the session's next turn (0-based, numbered inside the write transaction)."""
+    """Append the session's next turn (0-based, numbered inside the write transaction), with
+    the ledger's last seq: every write after the turn has a higher one (time order)."""
     row = fetchone(
         conn,
-        "INSERT INTO episodes (namespace, session_id, turn, user_text, assistant_text, ts)"
-        " SELECT ?, ?, coalesce(max(turn), -1) + 1, ?, ?, ? FROM episodes"
+        "INSERT INTO episodes (namespace, session_id, turn, user_text, assistant_text, ts,"
+        " horizon) SELECT ?, ?, coalesce(max(turn), -1) + 1, ?, ?, ?,"
+        " (SELECT coalesce(max(seq), 0) FROM ledger) FROM episodes"
         " WHERE namespace = ? AND session_id = ? RETURNING id, turn",
         (namespace, session_id, user, assistant, ts, namespace, session_id),
     )

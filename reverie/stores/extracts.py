@@ -68,3 +68,31 @@ def since(conn: sqlite3.Connection, namespace: str, after_id: int, limit: int) -
             (namespace, after_id, limit),
         )
     ]
+
+
+def recent_texts(
+    conn: sqlite3.Connection, namespace: str, session_id: str, limit: int
+) -> list[str]:
+    """The session's latest candidate statements, oldest first (what a fragment refers to)."""
+    rows = fetchall(
+        conn,
+        "SELECT text FROM extracts WHERE namespace = ? AND session_id = ? ORDER BY id DESC LIMIT ?",
+        (namespace, session_id, limit),
+    )
+    return [r[0] for r in reversed(rows)]
+
+
+def by_ids(conn: sqlite3.Connection, namespace: str, ids: list[int]) -> list[Extract]:
+    """The extracts with these ids (those a flush left waiting), oldest first."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return [
+        Extract(*(row[i] for i in range(7)))
+        for row in fetchall(
+            conn,
+            "SELECT id, session_id, episode_id, speaker, text, tag, weight FROM extracts"
+            f" WHERE namespace = ? AND id IN ({marks}) ORDER BY id",
+            (namespace, *ids),
+        )
+    ]

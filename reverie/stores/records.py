@@ -136,6 +136,8 @@ class SearchHit(_Mapping):
     target: str | None = None
     session_id: str | None = None
     turn: int | None = None
+    written_at: str | None = None
+    """When the row was last written (fact created, entry updated, turn recorded)."""
 
 
 class SearchResults(list[SearchHit]):

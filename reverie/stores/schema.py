@@ -3,7 +3,7 @@
 Search rows live in one FTS5 table so BM25 ranks live facts, live entries and episodes on
 one scale; triggers keep it to live rows, moving superseded facts to ``search_superseded``
 (searched on request, and counted to say how many were hidden). A search rowid encodes
-its source row: ``rowid = source_rowid * 4 + kind``.
+its source row: ``rowid = source_rowid * 4 + kind``; ``vectors`` keys embeddings by it.
 """
 
 from __future__ import annotations
@@ -203,5 +203,23 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     # 3: the episodes still to extract, found without scanning a namespace's history
     """
     CREATE INDEX episodes_unextracted ON episodes (namespace, id) WHERE weight IS NULL;
+    """,
+    # 4: time order — the ledger's last seq when a turn was recorded, so the flush never
+    # lets a turn's reading override a value written after it
+    """
+    ALTER TABLE episodes ADD COLUMN horizon INTEGER;
+    """,
+    # 5: embeddings of search rows (keyed by the search rowid), per embedder, float32 blobs
+    """
+    CREATE TABLE vectors (
+        rid INTEGER NOT NULL,
+        embedder TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (embedder, rid)
+    ) WITHOUT ROWID;
+    CREATE INDEX vectors_ns ON vectors (namespace, embedder);
     """,
 )

@@ -1,15 +1,28 @@
-"""Full-text search over live facts, entries and episodes: SQLite FTS5 ranked by BM25."""
+"""Search over live facts, entries and episodes: SQLite FTS5 ranked by BM25, fused with the
+namespace's vector ranks by reciprocal rank when an embedder has embedded it, then freshness.
+
+Freshness (seed 004's locus coeruleus) is always on: a small, decaying boost for rows
+written recently, and, among live hits about one subject, the newer first (see
+:class:`~reverie.config.RankingConfig` for the numbers and why they are small).
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 
-from reverie.rules.similarity import STOPWORDS, tokens
+from reverie.config import RankingConfig
+from reverie.embedding.similar import top
+from reverie.rules.similarity import STOPWORDS, jaccard, tokens, word_set
+from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import SearchHit, SearchResults
-from reverie.stores.schema import KIND_ENTRY, KIND_EPISODE, KIND_FACT
+from reverie.stores.schema import KIND_ENTRY, KIND_FACT
 
-_KINDS = {KIND_FACT: "fact", KIND_ENTRY: "entry", KIND_EPISODE: "episode"}
+_DEFAULT_RANKING = RankingConfig()
 
 
 def match_expression(text: str, *, keep_stopwords: bool = False) -> str | None:
@@ -31,32 +44,73 @@ _TOP = """
     SELECT rowid AS rid, text, bm25({table}) AS rank FROM {table}
     WHERE {table} MATCH ? AND namespace = ? ORDER BY rank LIMIT ?
 """
+_GIVEN = """
+    SELECT c.value AS rid, coalesce(s.text, o.text) AS text, 0.0 AS rank FROM json_each(?) c
+    LEFT JOIN search_index s ON s.rowid = c.value
+    LEFT JOIN search_superseded o ON o.rowid = c.value
+"""
 _DETAILS = """
     WITH top AS ({top})
     SELECT top.rid, top.text, top.rank, f.id AS fact_id, f.topic AS topic,
-           e.id AS entry_id, e.target AS target, p.session_id AS session_id, p.turn AS turn
+           f.subject_key AS subject_key, f.created_at AS fact_at, f.invalid_at AS invalid_at,
+           e.id AS entry_id, e.target AS target, e.key AS entry_key, e.updated_at AS entry_at,
+           p.session_id AS session_id, p.turn AS turn, p.ts AS episode_at
     FROM top
     LEFT JOIN facts f ON top.rid % 4 = 1 AND f.rowid = top.rid / 4
     LEFT JOIN entries e ON top.rid % 4 = 2 AND e.rowid = top.rid / 4
     LEFT JOIN episodes p ON top.rid % 4 = 3 AND p.id = top.rid / 4
+    WHERE top.text IS NOT NULL
     ORDER BY top.rank
 """
 
 
-def _hit(row: sqlite3.Row) -> SearchHit:
-    kind, score = row["rid"] % 4, -float(row["rank"])
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    """A hit while it is ranked: the public hit, its search rowid and what freshness reads."""
+
+    rid: int
+    hit: SearchHit
+    live: bool
+    subject: tuple[str, ...] | None
+
+
+def _candidate(row: sqlite3.Row) -> _Ranked:
+    rid, score = int(row["rid"]), -float(row["rank"])
+    kind = rid % 4
+    subject: tuple[str, ...] | None
     if kind == KIND_FACT:
-        return SearchHit("fact", row["fact_id"], row["text"], score, topic=row["topic"])
+        live = row["invalid_at"] is None
+        subject = ("fact", row["subject_key"]) if row["subject_key"] else None
+        hit = SearchHit(
+            "fact",
+            row["fact_id"],
+            row["text"],
+            score,
+            topic=row["topic"],
+            written_at=row["fact_at"],
+        )
+        return _Ranked(rid, hit, live, subject)
     if kind == KIND_ENTRY:
-        return SearchHit("entry", row["entry_id"], row["text"], score, target=row["target"])
-    return SearchHit(
+        subject = ("entry", row["target"], row["entry_key"]) if row["entry_key"] else None
+        hit = SearchHit(
+            "entry",
+            row["entry_id"],
+            row["text"],
+            score,
+            target=row["target"],
+            written_at=row["entry_at"],
+        )
+        return _Ranked(rid, hit, True, subject)
+    hit = SearchHit(
         "episode",
-        f"ep-{row['rid'] // 4}",
+        f"ep-{rid // 4}",
         row["text"],
         score,
         session_id=row["session_id"],
         turn=row["turn"],
+        written_at=row["episode_at"],
     )
+    return _Ranked(rid, hit, True, None)
 
 
 def search(
@@ -66,19 +120,28 @@ def search(
     k: int,
     *,
     include_superseded: bool = False,
+    now: datetime | None = None,
+    ranking: RankingConfig = _DEFAULT_RANKING,
+    query_vector: Sequence[float] | None = None,
+    embedder: str | None = None,
 ) -> SearchResults:
-    """The top ``k`` live rows by BM25 (FTS5 keeps only the best k while it scans), then
-    their details for those k rows alone; superseded matches are counted, or searched too."""
+    """The top ``k`` live rows: BM25 (FTS5 keeps only the best few while it scans), fused
+    with the nearest vectors of ``embedder`` when a ``query_vector`` is given, then the
+    freshness of ``now``; superseded matches are counted, or searched too."""
     expression = match_expression(query)
     if expression is None or k <= 0:
         return SearchResults([], 0)
-    params = (expression, namespace, k)
-    sql = _DETAILS.format(top=_TOP.format(table="search_index"))
-    hits = [_hit(row) for row in fetchall(conn, sql, params)]
+    pool = max(k, ranking.candidates)
+    ranked = _lexical(conn, namespace, expression, pool, include_superseded)
+    if query_vector is not None and embedder is not None:
+        near = vector_store.live(conn, namespace, embedder, include_superseded=include_superseded)
+        similar = [
+            (rid, s) for rid, s in top(query_vector, near, pool) if s >= ranking.min_similarity
+        ]
+        if similar:
+            ranked = _fuse(conn, ranked, [rid for rid, _ in similar], ranking)
+    hits = [r.hit for r in freshen(ranked, now, ranking)[:k]]
     if include_superseded:
-        old_sql = _DETAILS.format(top=_TOP.format(table="search_superseded"))
-        hits += [_hit(row) for row in fetchall(conn, old_sql, params)]
-        hits = sorted(hits, key=lambda h: h.score, reverse=True)[:k]
         return SearchResults(hits, 0)
     counted = fetchone(
         conn,
@@ -86,3 +149,125 @@ def search(
         (expression, namespace),
     )
     return SearchResults(hits, int(counted[0]) if counted else 0)
+
+
+def _lexical(
+    conn: sqlite3.Connection, namespace: str, expression: str, pool: int, superseded: bool
+) -> list[_Ranked]:
+    params = (expression, namespace, pool)
+    sql = _DETAILS.format(top=_TOP.format(table="search_index"))
+    ranked = [_candidate(row) for row in fetchall(conn, sql, params)]
+    if superseded:
+        old_sql = _DETAILS.format(top=_TOP.format(table="search_superseded"))
+        ranked += [_candidate(row) for row in fetchall(conn, old_sql, params)]
+        ranked.sort(key=lambda r: r.hit.score, reverse=True)
+        del ranked[pool:]
+    return ranked
+
+
+def reciprocal_rank(
+    *rankings: Sequence[int], k: int = 60, weights: Sequence[float] = ()
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion: each ranking (best first) gives an item ``w / (k + rank)``
+    (``w`` its weight, 1 unless given), summed over rankings; ``(item, score)`` best first
+    (ties keep first-seen order)."""
+    scores: dict[int, float] = {}
+    for i, ranking in enumerate(rankings):
+        weight = weights[i] if i < len(weights) else 1.0
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+
+
+def _fuse(
+    conn: sqlite3.Connection, lexical: list[_Ranked], semantic: list[int], ranking: RankingConfig
+) -> list[_Ranked]:
+    """BM25 and vector ranks fused by reciprocal rank; a row only the vectors found is
+    read here."""
+    weights = (1.0, ranking.vector_weight)
+    lists = ([r.rid for r in lexical], semantic)
+    scores = dict(reciprocal_rank(*lists, k=ranking.rrf_k, weights=weights))
+    known = {r.rid: r for r in lexical}
+    unseen = [rid for rid in semantic if rid not in known]
+    if unseen:
+        sql = _DETAILS.format(top=_GIVEN)
+        for row in fetchall(conn, sql, (json.dumps(unseen),)):
+            known[int(row["rid"])] = _candidate(row)
+    fused = [replace(r, hit=replace(r.hit, score=scores[rid])) for rid, r in known.items()]
+    return sorted(fused, key=lambda r: r.hit.score, reverse=True)
+
+
+def freshness(age_h: float, ranking: RankingConfig = _DEFAULT_RANKING) -> float:
+    """The recency multiplier of a row written ``age_h`` hours ago: ``1 + w · 2^(-age / h)``
+    (a row from the future counts as written now)."""
+    age = max(0.0, age_h)
+    decay: float = 0.5 ** (age / ranking.recency_half_life_h)
+    return 1.0 + ranking.recency_weight * decay
+
+
+def _age_h(written_at: str | None, now: datetime | None) -> float | None:
+    if written_at is None or now is None:
+        return None
+    try:
+        return (now - datetime.fromisoformat(written_at)).total_seconds() / 3600.0
+    except (ValueError, TypeError):
+        return None
+
+
+def freshen(
+    ranked: list[_Ranked], now: datetime | None, ranking: RankingConfig = _DEFAULT_RANKING
+) -> list[_Ranked]:
+    """Apply the recency boost, re-sort, then put the newer of each same-subject group of
+    live hits in the better place (the places, and their scores, stay where they were)."""
+    boosted = []
+    for r in ranked:
+        age = _age_h(r.hit.written_at, now)
+        if age is not None:
+            r = replace(r, hit=replace(r.hit, score=r.hit.score * freshness(age, ranking)))
+        boosted.append(r)
+    boosted.sort(key=lambda r: r.hit.score, reverse=True)
+    if ranking.same_subject_newer_first:
+        _newer_first(boosted, ranking.same_subject_jaccard)
+    return boosted
+
+
+def _subjects(ranked: list[_Ranked], threshold: float) -> dict[int, list[int]]:
+    """Positions of live hits grouped by subject: facts of different topics sharing a
+    subject key, entries of one target sharing a key, or entries of one target worded
+    near-identically. (Two live facts of one topic about one subject are ones the
+    supersede rule judged compatible — "Caroline is researching adoption agencies" and
+    "Caroline is planning to continue her education" — so time does not order them.)"""
+    groups: dict[int, list[int]] = {}
+    keys: dict[tuple[str, ...], int] = {}
+    words: list[tuple[int, str | None, frozenset[str]]] = []  # (group, target, words)
+    for i, r in enumerate(ranked):
+        if not r.live or r.hit.kind == "episode":
+            continue
+        group = keys.setdefault(r.subject, i) if r.subject is not None else i
+        if r.subject is None and r.hit.kind == "entry":
+            mine = word_set(r.hit.text)
+            for other, target, theirs in words:
+                if target == r.hit.target and jaccard(mine, theirs) >= threshold:
+                    group = other
+                    break
+            words.append((group, r.hit.target, mine))
+        groups.setdefault(group, []).append(i)
+    return {g: places for g, places in groups.items() if _several(ranked, places)}
+
+
+def _several(ranked: list[_Ranked], places: list[int]) -> bool:
+    if ranked[places[0]].hit.kind == "fact":
+        return len({ranked[i].hit.topic for i in places}) > 1
+    return len(places) > 1
+
+
+def _newer_first(ranked: list[_Ranked], threshold: float) -> None:
+    for places in _subjects(ranked, threshold).values():
+        members = sorted(
+            (ranked[i] for i in places),
+            key=lambda r: (r.hit.written_at or "", r.rid),
+            reverse=True,
+        )
+        for place, member in zip(places, members, strict=True):
+            score = ranked[place].hit.score
+            ranked[place] = replace(member, hit=replace(member.hit, score=score))

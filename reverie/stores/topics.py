@@ -141,7 +141,7 @@ def candidates(
             "SELECT rowid FROM (SELECT f.rowid AS rowid FROM search_index s"
             " JOIN facts f ON f.rowid = s.rowid / 4 WHERE search_index MATCH ?"
             " AND s.rowid % 4 = 1 AND f.namespace = ? AND f.topic = ?"
-            " AND f.invalid_at IS NULL LIMIT ?)"
+            " AND f.invalid_at IS NULL ORDER BY s.rank LIMIT ?)"
         )
         params += [expression, namespace, topic, limit]
     return _facts_in(conn, parts, params)
@@ -287,6 +287,17 @@ def newest(conn: sqlite3.Connection, namespace: str, topic: str, limit: int) -> 
             (namespace, topic, limit),
         )
     ]
+
+
+def last_change(conn: sqlite3.Connection, namespace: str, topic: str) -> int:
+    """The rowid of a topic's newest fact (0 if none): every change to what a topic holds
+    inserts a fact (a correction inserts the new one as it stamps the old)."""
+    row = fetchone(
+        conn,
+        "SELECT max(rowid) FROM facts WHERE namespace = ? AND topic = ?",
+        (namespace, topic),
+    )
+    return int(row[0] or 0) if row else 0
 
 
 def topics_of_subjects(

@@ -1,0 +1,90 @@
+"""Who the user is: a name or a timezone given in passing, in the forms chat uses ("Priya
+here", "name's Tom", "I'm Craig, a backend dev", "jst here", "my tz is asia/kolkata",
+"im on CET"). Both go to user_settings, one value each.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# Timezone abbreviations are a closed set; an IANA name has its own shape (Area/City).
+_TZ_ABBR: Final = (
+    "UTC|GMT|CET|CEST|EET|EEST|BST|IST|JST|KST|CST|CDT|EST|EDT|MST|MDT|PST|PDT|AKST"
+    "|HST|AEST|AEDT|ACST|AWST|NZST|NZDT|SGT|HKT|PHT|WIB|MSK|SAST|BRT|PKT"
+)
+_TZ_VALUE: Final = (
+    rf"(?:(?:{_TZ_ABBR}|UTC|GMT)\s?[+-]\s?\d{{1,2}}(?::?\d\d)?|(?:{_TZ_ABBR})\b"
+    r"|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)"
+)
+_TZ: Final = re.compile(
+    rf"\b(?:my )?(?:tz|time ?zone)(?: is|:|=| here is)?\s+(?P<a>{_TZ_VALUE})"
+    rf"|\bi(?:'m|m| am)? (?:in|on|at)\s+(?P<b>{_TZ_VALUE})"
+    rf"|^(?P<c>{_TZ_VALUE}) here\b"
+    rf"|\((?:[^()]*\s)?(?P<d>{_TZ_VALUE})\)"
+    rf"|\b(?:so |on |in )?(?P<e>{_TZ_VALUE}) for me\b"
+    r"|\b(?:on|in) (?P<f>pacific|eastern|central|mountain) time\b",
+    re.I,
+)
+_US_ZONES: Final = {
+    "pacific": "America/Los_Angeles",
+    "eastern": "America/New_York",
+    "central": "America/Chicago",
+    "mountain": "America/Denver",
+}
+_NAME_WORD: Final = r"[A-Z][a-z][\w'-]*"
+_NAME: Final = re.compile(
+    rf"(?<!\w)(?<!(?i:your) )(?i:my name is|my name's|name's|call me|i am called|i'm called)"
+    rf"\s+(?P<a>[A-Za-z][a-z][\w'-]*(?: {_NAME_WORD})?)"
+    rf"|^(?:(?i:hi|hey|hello|yo)[,!]?\s+)?(?i:i'm|i am|im|this is|it's)\s+(?P<b>{_NAME_WORD})"
+    rf"(?=\s*(?:[,.!]|$| (?i:here|from|btw)\b))"
+    rf"|^(?:(?i:hi|hey|hello|yo)[,!]?\s+)?(?P<c>{_NAME_WORD}) (?i:here)\b"
+    r"|^(?:(?i:hi|hey|hello|yo)[,!]?\s+)?(?P<d>[a-z][a-z'-]{1,20}) (?:here|btw)\b(?=\s*[,.!-]|\s*$)"
+    rf"|^(?:(?i:hi|hey|hello|yo)[,!]?\s+)?(?i:it's|its|this is) (?P<e>[a-z][a-z'-]{{1,20}})"
+    r" (?=from\b|here\b)",
+)
+# how the user wants the agent to reply (SOUL.md): said as a request, and still a statement
+STYLE: Final = re.compile(
+    r"\b(?:reply|respond|answer|write|talk|speak)(?:s|ing)? (?:to me )?(?:in|with|using|briefly"
+    r"|concisely|formally|casually|only)\b|\bbe (?:more )?(?:concise|brief|terse|formal|casual"
+    r"|friendly|direct)\b|\bno emojis?\b|\buse bullet|\bkeep (?:it|answers|replies|responses)"
+    r" (?:short|brief)\b|\bplain text\b|\btone\b",
+    re.I,
+)
+# capitalised words that are not names when they follow "I'm"
+_NOT_NAMES: Final = frozenset(
+    """Back Done Fine Good Going Here Not Okay Ok Sorry Sure Trying Working Just Also Still
+    Using Looking Getting Having Planning Thinking Currently Now Ready Happy Glad Stuck New
+    Interested Curious Confused Available Free Busy Tired Away Off On In At""".split()
+)
+
+
+# lower-case words that come before "here" without being a name
+_NOT_NAME_WORDS: Final = frozenset(
+    """same back still new everyone everybody nobody all over right up down out in stuck
+    again also just only me you we they he she it this that who nothing something someone
+    somebody anyone what how why where when here there now ok okay yes no thanks thank
+    sorry hey hi hello yo lol maybe later anytime tomorrow soon""".split()
+)
+
+
+def name_in(text: str) -> str | None:
+    """The user's name, if the text gives it."""
+    m = _NAME.search(text)
+    if m is None:
+        return None
+    name = m["b"] or m["c"] or (m["a"] or m["d"] or m["e"] or "")
+    name = name[:1].upper() + name[1:]
+    first = name.split()[0]
+    return None if first in _NOT_NAMES or first.lower() in _NOT_NAME_WORDS else name
+
+
+def timezone_in(text: str) -> str | None:
+    """The user's timezone, if the text gives it."""
+    m = _TZ.search(text)
+    if m is None:
+        return None
+    if m["f"]:
+        return _US_ZONES[m["f"].lower()]
+    found = (m["a"] or m["b"] or m["c"] or m["d"] or m["e"]).replace(" ", "")
+    return found if "/" in found else found.upper()

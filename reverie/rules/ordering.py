@@ -1,0 +1,44 @@
+"""The order a flush reads a batch in: a session's statements about one subject collapse
+to the latest, and the writes go HIGH weight first, newest first, so a budget spent on one
+flush is spent on what matters and on the current value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+from reverie.rules.supersede import supersedes
+
+
+class Statement(Protocol):
+    @property
+    def id(self) -> int: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def weight(self) -> str: ...
+
+
+S = TypeVar("S", bound=Statement)
+
+
+def latest_only(batch: Sequence[S]) -> tuple[list[S], list[S]]:
+    """(current, replaced): a statement is replaced when a later one of the same session
+    corrects it ("30s" … "no wait, 45s" keeps only "45s")."""
+    ordered = sorted(batch, key=lambda s: s.id)
+    current: list[S] = []
+    replaced: list[S] = []
+    for i, statement in enumerate(ordered):
+        later = [s for s in ordered[i + 1 :] if s.session_id == statement.session_id]
+        if any(supersedes(s.text, statement.text) for s in later):
+            replaced.append(statement)
+        else:
+            current.append(statement)
+    return current, replaced
+
+
+def by_priority(batch: Sequence[S]) -> list[S]:
+    """HIGH weight first, then the newest first."""
+    return sorted(batch, key=lambda s: (s.weight != "high", -s.id))

@@ -1,0 +1,12 @@
+"""Bump ``RULES_VERSION`` when similarity / supersede / extraction rules change the stored
+keys (``norm``, subject / role / skeleton keys, a setting's key); homes are re-keyed on open.
+
+A fingerprint of the rules' answers on fixed probes joins it (``reverie.stores.rekey``),
+so a change that alters stored keys is caught even when nobody bumps the number.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+RULES_VERSION: Final = 1

@@ -1,0 +1,74 @@
+"""Time order for the flush: which writes came after the turn a candidate was read from.
+
+Each episode records the ledger's last ``seq`` when it was said (its horizon); every write
+after the turn has a higher seq, so "written after" is exact even when the clock stands
+still (a ManualClock, or many turns in one millisecond).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from reverie.stores.db import fetchall
+
+
+def horizons(conn: sqlite3.Connection, episode_ids: Iterable[int]) -> dict[int, int]:
+    """The horizon of each episode (0 for episodes recorded before horizons existed)."""
+    wanted = sorted(set(episode_ids))
+    out: dict[int, int] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in fetchall(
+            conn, f"SELECT id, coalesce(horizon, 0) FROM episodes WHERE id IN ({marks})", chunk
+        ):
+            out[int(row[0])] = int(row[1])
+    return out
+
+
+def written_after(
+    conn: sqlite3.Connection,
+    namespace: str,
+    horizon: int,
+    *,
+    subject: str | None,
+    skeleton: str | None,
+    limit: int = 20,
+) -> list[str]:
+    """Live facts about the same subject (or with the same skeleton) written after the
+    horizon, newest first: what the store learned after the turn was said."""
+    out: list[str] = []
+    for column, index, key in (
+        ("subject_key", "facts_subject", subject),
+        ("skeleton_key", "facts_skeleton", skeleton),
+    ):
+        if key is None:
+            continue
+        out += [
+            str(row[0])
+            for row in fetchall(
+                conn,
+                f"SELECT f.content FROM facts f INDEXED BY {index} WHERE f.namespace = ?"
+                " AND f.topic IN (SELECT name FROM topics WHERE namespace = ?)"
+                f" AND f.invalid_at IS NULL AND f.{column} = ? AND EXISTS (SELECT 1 FROM"
+                " ledger l WHERE l.entry_id = f.id AND l.seq > ?) ORDER BY f.rowid DESC LIMIT ?",
+                (namespace, namespace, key, horizon, limit),
+            )
+        ]
+    return out
+
+
+def undone_after(conn: sqlite3.Connection, namespace: str, horizon: int) -> list[str]:
+    """What the agent removed or replaced in MEMORY/USER/SOUL after the horizon: the flush
+    must not bring it back from an older turn."""
+    return [
+        str(row[0])
+        for row in fetchall(
+            conn,
+            "SELECT json_extract(before, '$.content') FROM ledger WHERE namespace = ?"
+            " AND seq > ? AND action IN ('remove', 'replace')"
+            " AND json_extract(before, '$.content') IS NOT NULL ORDER BY seq",
+            (namespace, horizon),
+        )
+    ]
