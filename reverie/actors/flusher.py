@@ -27,7 +27,7 @@ from reverie.model.seam import Deferred
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
-from reverie.rules.supersede import keys, restates, supersedes
+from reverie.rules.supersede import keys, restates, restates_values, supersedes
 from reverie.stores import extracts, ledger, review_state, timeline, topics
 from reverie.stores.extracts import Extract
 from reverie.telemetry.logs import get_logger
@@ -263,7 +263,11 @@ class Flusher(Actor):
                     (found.subject is not None and keys(text).subject == found.subject)
                     or supersedes(text, content)
                 )
-                and not (restates(content, text) or near_duplicate(content, text, threshold))
+                and not (
+                    restates(content, text)
+                    or restates_values(content, text)
+                    or near_duplicate(content, text, threshold)
+                )
                 for text in newer
             )
         threshold = self.s.config.writer.jaccard_threshold

@@ -18,7 +18,7 @@ from reverie.rules.similarity import (
     tokens,
     value_sequence,
 )
-from reverie.rules.supersede import parse, pick_superseded, restates
+from reverie.rules.supersede import parse, pick_superseded, restates, restates_values
 from reverie.stores import topics
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
@@ -82,7 +82,7 @@ class TopicWrites(WriteBase):
         old_id = pick_superseded(content, [(f.id, f.content) for f in candidates])
         if old_id is None:
             for fact in candidates:
-                if restates(content, fact.content):
+                if restates(content, fact.content) or restates_values(content, fact.content):
                     return self._noop(conn, call, topic, "save", content, fact, {"tier": "claim"})
                 match = near_duplicate(content, fact.content, self.cfg.writer.jaccard_threshold)
                 if match is not None:

@@ -188,7 +188,8 @@ def prose(text: str) -> str:
             fenced[i], inside = True, not inside
         else:
             fenced[i] = inside
-    marks = _marks(lines)
+    # a fence is a boundary of its own: what surrounds a fenced block is read as it is
+    marks = _marks(["" if fenced[i] else line for i, line in enumerate(lines)])
     for i, line in enumerate(lines):
         if fenced[i] or marks[i]:
             if kept and _LEAD_IN.search(kept[-1]):

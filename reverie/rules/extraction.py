@@ -305,7 +305,19 @@ def _finding(candidate: Candidate) -> bool:
     one, or an error it reports with its specific value ("exit code 137")."""
     if _MARKED.match(candidate.text):
         return True
-    return candidate.tag is Tag.ERROR and any(is_value(t) for t in tokens(candidate.text))
+    return (
+        candidate.tag is Tag.ERROR
+        and any(is_value(t) for t in tokens(candidate.text))
+        and _PAST.search(candidate.text) is not None
+    )
+
+
+# what happened, in the past tense ("failed with exit code 137"), not how things usually are
+_PAST: Final = re.compile(
+    r"\b(?:failed|crashed|broke|returned|threw|raised|timed out|exited|died|hung|errored"
+    r"|was|were|got|hit)\b",
+    re.I,
+)
 
 
 _NARRATION: Final = re.compile(

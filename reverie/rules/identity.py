@@ -76,7 +76,9 @@ def name_in(text: str) -> str | None:
     name = m["b"] or m["c"] or (m["a"] or m["d"] or m["e"] or "")
     name = name[:1].upper() + name[1:]
     first = name.split()[0]
-    return None if first in _NOT_NAMES or first.lower() in _NOT_NAME_WORDS else name
+    if first in _NOT_NAMES or first.lower() in _NOT_NAME_WORDS:
+        return None
+    return None if re.fullmatch(_TZ_ABBR, first.upper()) else name  # "jst here" is a zone
 
 
 def timezone_in(text: str) -> str | None:

@@ -18,7 +18,7 @@ from typing import Final
 
 REINFORCE_MARK = re.compile(r"\s*⟦×\d+⟧\s*$")
 # a number with thousands separators or a currency sign is one value ("$5,000")
-_TOKEN = re.compile(r"[$€£¥]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|[$€£¥]?[/~]?\w[\w./:@#%+~-]*")
+_TOKEN = re.compile(r"[$€£¥]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|[$€£¥]?[/~#]?\w[\w./:@#%+~-]*")
 _TRAILING = ".,:;!?-/"
 
 STOPWORDS = frozenset(
@@ -99,6 +99,8 @@ def is_value(token: str) -> bool:
         return True
     if "/" in token or "@" in token or "\\" in token:
         return True
+    if token.startswith("#") and len(token) > 1:
+        return True  # a channel or ticket: #pay-incidents
     if "." in token.strip(".") and not token.endswith("."):
         return True  # host.name, file.ext, module.attr
     return False

@@ -285,7 +285,8 @@ _CHANGE = re.compile(
     r"|changed?|moved|switched|increased|decreased|raised|lowered|reduced|bumped|grown|grew"
     r"|rose|risen|dropped|fell|fallen|extended|shortened|shifted|improved|adjusted|upgraded"
     r"|downgraded|replaced|revised|expanded|doubled|halved|climbed|jumped|slipped|boosted"
-    r"|pushed|postponed|delayed|rescheduled|brought forward|went (?:up|down)"
+    r"|pushed|postponed|delayed|rescheduled|brought forward|went (?:up|down)|reached|hit"
+    r"|surpassed|exceeded|climbed to|now at"
     r"|from [^,;.]{1,40} to)\b"
     r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,3}to\s+\S*\d",
     re.I,
@@ -340,16 +341,71 @@ def changes_value(new_text: str, old_text: str) -> bool:
     old_slots = value_slots(old_text)
     old_values = {v for v, _, _ in old_slots}
     fresh = [s for s in value_slots(new_text, _WINDOW + 2) if s[0] not in old_values]
-    if len(fresh) != 1 or not old_slots:
-        return False  # two new values name another thing ("web-2 … port 8002")
-    value, near, unit = fresh[0]
-    if not (_CHANGE.search(new_text) or _names_attribute(new_text, old_text, value)):
+    if not fresh or not old_slots:
         return False
-    kind = shape(value)
-    return any(
-        shape(v) == kind and near & around and (not unit or not u or unit in around | {u})
-        for v, around, u in old_slots
+    if len(fresh) > 1 and any(shape(v) in {"id", "path"} for v, _, _ in fresh):
+        return False  # a new identifier beside a new value names another thing ("web-2 … 8002")
+    said = _CHANGE.search(new_text) or _CHANGE.search(old_text)  # "dropped to 3" … "is 6"
+    if not (said or _same_claim(new_text, old_text)):
+        if not any(_names_attribute(new_text, old_text, v) for v, _, _ in fresh):
+            return False
+    words = _words(new_text)
+    if len(fresh) == 1:  # one new value: the whole statement says what it is a value of
+        fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
+    return any(_same_slot(slot, old, words) for slot in fresh for old in old_slots)
+
+
+def _words(text: str) -> frozenset[str]:
+    body = _CORRECTION_PREFIX.sub("", text, count=1)
+    names = {w.lower() for w in re.findall(r"(?<!^)\b[A-Z][a-z]+\b", body)} - _CALENDAR
+    return (
+        frozenset(
+            stem(w)
+            for w in tokens(body)
+            if w.isalpha() and w not in STOPWORDS and w not in _FILLER and w not in names
+        )
+        - _CHANGE_WORDS
     )
+
+
+Slot = tuple[str, frozenset[str], str]
+
+
+def _same_slot(new: Slot, old: Slot, new_words: frozenset[str]) -> bool:
+    """Two values of one kind about the same thing: a shared content word beside both, and
+    no unit that the other side does not mention ("2 concerts" is not "3 kids")."""
+    (value, near, unit), (old_value, around, old_unit) = new, old
+    if slot_shape(value, unit) != slot_shape(old_value, old_unit):
+        return False
+    if not (near & around) - {unit, old_unit}:  # a unit alone is not the thing counted
+        return False
+    return not old_unit or not unit or old_unit in new_words or unit in around
+
+
+def _same_claim(new_text: str, old_text: str) -> bool:
+    new, old = parse(new_text), parse(old_text)
+    return new.has_relation and old.has_relation and _same_subject(new, old)
+
+
+_UNIT_SHAPES = {
+    "duration": frozenset(
+        "ms s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days"
+        " w wk wks week weeks month months year years".split()
+    ),
+    "percent": frozenset({"percent", "pct"}),
+    "money": frozenset("usd eur gbp dollars euros pounds bucks".split()),
+    "time": frozenset("am pm a.m p.m".split()),
+}
+
+
+def slot_shape(value: str, unit: str) -> str:
+    """A value's kind, read with the word after it: "90 sec" is a duration like "30s"."""
+    kind = shape(value)
+    if kind == "number":
+        for name, units in _UNIT_SHAPES.items():
+            if unit in units or unit in {stem(u) for u in units}:
+                return name
+    return kind
 
 
 def _names_attribute(new_text: str, old_text: str, value: str) -> bool:
@@ -361,6 +417,18 @@ def _names_attribute(new_text: str, old_text: str, value: str) -> bool:
     words = tokens(old_text)
     labels = {stem(words[i - 1]) for i, w in enumerate(words) if i and is_value(w)}
     return bool((new.subject - old.subject) & labels) and value in new.value_tokens
+
+
+def restates_values(new_text: str, old_text: str) -> bool:
+    """The same values about the same thing in other words ("as i said the backup retention
+    = 45d" / "improved the backup retention to 45d finally"): every value the same, in the
+    same order, each beside a content word it had before."""
+    new_slots, old_slots = value_slots(new_text), value_slots(old_text)
+    if not new_slots or [v for v, _, _ in new_slots] != [v for v, _, _ in old_slots]:
+        return False
+    if parse(new_text).negated or parse(old_text).negated:
+        return False
+    return all(a & b for (_, a, _), (_, b, _) in zip(new_slots, old_slots, strict=True))
 
 
 def restates(new_text: str, old_text: str) -> bool:

@@ -1,0 +1,196 @@
+"""Extraction on chat as people write it: pastes are blocks, not statements; guesses in
+chat form, fragments, requests, secrets and the assistant's advice are never candidates;
+names, timezones and an assistant's verified tool reports are."""
+
+from __future__ import annotations
+
+import pytest
+
+from reverie.rules.blocks import is_code_line, prose
+from reverie.rules.extraction import candidates, resolve
+from reverie.rules.identity import name_in, timezone_in
+from reverie.rules.routing import FUNCTION_WORDS, Home, route, topic_name
+from reverie.rules.secrets import has_secret
+
+PASTES = [
+    "here's the error:\nTraceback (most recent call last):\n"
+    '  File "app.py", line 12, in <module>\n    result = step_10(payload, ctx)\n'
+    "KeyError: 'id'",
+    "2024-03-01 12:00:01 ERROR worker-3 crashed\n2024-03-01 12:00:02 INFO restarting",
+    "def handler(event):\n    return event['body']\n",
+    "$ kubectl get pods\nNAME READY STATUS RESTARTS AGE\napi-7d9f 0/1 CrashLoopBackOff 33 41m",
+    "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n"
+    "@@ -1,2 +1,2 @@\n-timeout = 30\n+timeout = 45",
+    '{\n  "Version": "2012-10-17",\n  "Statement": [{"Effect": "Allow"}]\n}',
+    "services:\n  web:\n    image: nginx:1.25\n    ports:\n      - 8080:80",
+    "| item | cost |\n|---|---|\n| Groceries | $400 |",
+    "The loss is \\frac{1}{n} \\sum_i (y_i - \\hat{y}_i)^2",
+    "[ 2211.493812] ata1.00: failed command: READ FPDMA QUEUED\n[ 2211.493900] ata1: EH complete",
+    'net = cv2.dnn.readNet("yolov5s.onnx", "yolov5s.cfg")',
+]
+
+
+@pytest.mark.parametrize("paste", PASTES)
+def test_pasted_blocks_are_never_candidates(paste: str) -> None:
+    assert candidates(paste, 20) == []
+    assert candidates(paste, 20, "assistant") == []
+
+
+def test_a_statement_beside_a_paste_is_kept_and_its_lead_in_dropped() -> None:
+    text = (
+        "We run Flask 2.3.1 on Python 3.11 in prod. Here's what I have so far:\n"
+        "```python\napp = Flask(__name__)\n```\nthe deploy timeout is 45s now"
+    )
+    found = [c.text for c in candidates(text, 20)]
+    assert found == ["We run Flask 2.3.1 on Python 3.11 in prod.", "the deploy timeout is 45s now"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "The bucket is s3://acme-logs-eu.",
+        "FYI: the deploy timeout is 45s",
+        "let me know if it works",
+        "import the file.",
+        "The staging DB is pg-stage-2 on port 5433",
+    ],
+)
+def test_prose_with_values_is_not_code(line: str) -> None:
+    assert not is_code_line(line)
+    assert prose(line) == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the idle timeout is like 128s or smth, dont quote me",
+        "pretty sure it's the worker-34 box but idk",
+        "might be port 8080?",
+        "prob 3 replicas iirc",
+        "the bill was 40ish dollars",
+        "nat costs are like $900/mo i reckon",
+    ],
+)
+def test_chat_hedges_are_never_candidates(text: str) -> None:
+    assert candidates(text, 20) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["ok that fixed it", "wait no", "it works now", "that's the one", "ty!"]
+)
+def test_fragments_without_a_subject_stay_in_the_log(text: str) -> None:
+    assert candidates(text, 20) == []
+
+
+def test_a_fragment_with_a_value_is_resolved_against_the_earlier_subject() -> None:
+    [fragment] = candidates("wait no, 16:30. typo", 20)
+    assert fragment.anchor
+    assert resolve(fragment.text, ["The standup is at 16:00 every day"]) == "The standup is 16:30"
+    assert resolve("Now it's 45s.", ["The deploy timeout is 30s."]) == "The deploy timeout is 45s"
+    assert resolve("Now it's 45s.", ["The standup is at 16:00"]) is None  # no value of its kind
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "can you help me set up the CI pipeline?",
+        "please write a migration for the users table",
+        "any ideas how to fix the login bug?",
+    ],
+)
+def test_requests_to_the_assistant_are_not_statements(text: str) -> None:
+    assert candidates(text, 20) == []
+
+
+def test_a_statement_before_its_question_is_kept() -> None:
+    [found] = candidates("I run Flask 2.3.1 on port 5000, can you help me add auth to it?", 20)
+    assert found.text == "I run Flask 2.3.1 on port 5000"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my key is AKIAIOSFODNN7EXAMPLE",
+        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "the db pw is hunter2!!",
+        "btw the pw for that staging role is hunter2!",
+        "postgres://app:Sup3rS3cret@db.internal:5432/app",
+        "use xoxb-1234567890-abcdefghij for the bot",
+        "password=s3cr3t!",
+    ],
+)
+def test_secrets_are_detected_and_never_candidates(text: str) -> None:
+    assert has_secret(text)
+    assert candidates(text, 20) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is stored in vault",
+        "password rotation is every 90 days",
+        "The bucket is s3://acme-logs-eu",
+        "commit 3f2a9c1b is the last good build",
+        "the pass rate is 95%",
+    ],
+)
+def test_talk_about_secrets_is_not_a_secret(text: str) -> None:
+    assert not has_secret(text)
+
+
+def test_the_assistant_contributes_only_verified_reports_and_findings() -> None:
+    [report] = candidates("I checked the config: the bucket is s3://acme-logs-eu.", 20, "assistant")
+    assert report.text == "The bucket is s3://acme-logs-eu."
+    for said in (
+        "Got it, I will remember that.",
+        "You should raise the timeout to 60s because the job runs long.",
+        "Here is a plan:\n\n**Days 6-7:** Review the budget.\n\n| Rent | $1,200 |",
+        "Refused connections usually mean the port 5432 is closed.",
+    ):
+        assert candidates(said, 20, "assistant") == [], said
+    [lesson] = candidates("Lesson: always drain the queue before restarts.", 20, "assistant")
+    assert lesson.text.startswith("Lesson")
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "zone"),
+    [
+        ("Priya here! my tz is asia/kolkata", "Priya", "asia/kolkata"),
+        ("name's bruno btw", "Bruno", None),
+        ("I'm Craig, a hands-on developer.", "Craig", None),
+        ("dave here", "Dave", None),
+        ("jst here", None, "JST"),
+        ("im on CET", None, "CET"),
+        ("sam here, based in sydney (AEST)", "Sam", "AEST"),
+        ("on pacific time", None, "America/Los_Angeles"),
+        ("I'm Trying to fix it", None, None),
+        ("same here", None, None),
+        ("i'm in art school", None, None),
+    ],
+)
+def test_names_and_timezones_in_chat_forms(text: str, name: str | None, zone: str | None) -> None:
+    assert (name_in(text), timezone_in(text)) == (name, zone)
+
+
+def test_people_channels_and_named_values_are_routed_to_topics() -> None:
+    for text in ("ciso is grace", "incidents go to #pay-incidents", "sso is okta"):
+        [found] = candidates(text, 20) or [None]
+        assert found is not None, text
+        routed = route(found.text, found.tag, speaker="user", topics=[], max_topics=8)
+        assert routed.home is Home.TOPIC, (text, routed)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("quick one, kafka cluster is on 3.5.1", "kafka"),
+        ("I'm trying to implement lockout using Redis 7.0", "redis"),
+        ("heads up, postgres pool size dropped to 20", "postgres"),
+        ("btw the s3 bucket is acme-logs", "bucket"),
+        ("The staging database is pg-stage-2", "staging"),
+    ],
+)
+def test_topics_are_named_from_the_subject_never_a_function_word(text: str, name: str) -> None:
+    found = topic_name(text)
+    assert found == name
+    assert found not in FUNCTION_WORDS and len(found) > 1
