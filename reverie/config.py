@@ -83,6 +83,9 @@ class DistillerConfig:
     interval_h: float = 24.0
     max_topics: int = 5
     summary_chars: int = 1000
+    min_new_facts: int = 5
+    """A summarised topic is summarised again once this many facts were written since;
+    meanwhile the snapshot renders it from its live facts, so nothing stale is shown."""
     rules_first: bool = True
     timeout_s: float = 120.0
 

@@ -154,7 +154,7 @@ async def test_distiller_watermarks_budget_and_retry(
     tmp_path: Path, clock: ManualClock, spans: tuple[TracerProvider, InMemorySpanExporter]
 ) -> None:
     provider, exporter = spans
-    config = Config().with_section("distiller", max_topics=2)
+    config = Config().with_section("distiller", max_topics=2, min_new_facts=1)
     async with reverie.open(
         tmp_path / "h", clock=clock, config=config, tracer_provider=provider
     ) as rv:
@@ -439,3 +439,19 @@ async def test_the_report_text_is_marked_and_never_extracted(rv: reverie.Reverie
     facts = [f.content for f in await rv.namespace("a").facts("build")]
     assert facts == ["The build host is ci-7.internal."]
     assert not [f for f in await rv.namespace("a").facts("deploy") if "linter" in f.content]
+
+
+async def test_a_summarised_topic_waits_for_enough_new_facts(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Invariant: a summarised topic is distilled again only after ``min_new_facts`` new
+    facts (its snapshot line is rendered from live facts meanwhile)."""
+    config = Config().with_section("distiller", min_new_facts=3)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "alpha", "The alpha port is 1000")
+        assert review_stage(await rv.review(), "distiller")["distilled"] == 1
+        for day, port in enumerate((1001, 1002, 1003), start=1):
+            clock.advance(timedelta(days=1))
+            await save(rv, "alpha", f"The alpha host {day} listens on {port}")
+            distilled = review_stage(await rv.review(force=True), "distiller")["distilled"]
+            assert distilled == (1 if day == 3 else 0), day

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 import reverie
-from reverie import ManualClock
+from reverie import Config, ManualClock
 from tests.conftest import ok, review_stage
+
+
+@pytest.fixture
+def config() -> Config:
+    return Config().with_section("distiller", min_new_facts=1)  # re-distil on any change
 
 
 async def save(rv: reverie.Reverie, session: str, topic: str, content: str, decision: str) -> None:

@@ -1,9 +1,10 @@
 """L4, daily distillation: rewrite summary.md of the topics that changed.
 
-A topic is re-distilled only when facts were added since its own watermark (the highest
-fact row it was last distilled from); at most ``max_topics`` per round, most recently
-updated first. A topic whose summary failed, was deferred or did not fit the budget keeps
-its watermark and is retried next round. The summary comes from live facts only and must
+A topic is distilled when it has facts and no summary, and again once ``min_new_facts``
+facts were added since its own watermark (the highest fact row it was last distilled
+from); at most ``max_topics`` per round, most recently updated first. A topic whose
+summary failed, was deferred or did not fit the budget keeps its watermark and is retried
+next round. The summary comes from live facts only and must
 pass the rules (length, no value that no live fact carries) before it is stored.
 """
 
@@ -20,6 +21,7 @@ from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.rules.consolidation import fits_whole, summarise, summary_problem
 from reverie.stores import generated, review_state, topics
+from reverie.stores.db import fetchone
 from reverie.telemetry.logs import get_logger
 
 log = get_logger("reverie.distiller")
@@ -45,11 +47,24 @@ class Distiller(Stage):
             " GROUP BY t.name ORDER BY t.updated_at DESC, t.name",
             (self.namespace,),
         ).fetchall()
-        return [
-            (name, top)
-            for name, top in rows
-            if top > int(review_state.get(conn, self.namespace, watermark_key(name), 0))
-        ]
+        out = []
+        for name, top in rows:
+            mark = int(review_state.get(conn, self.namespace, watermark_key(name), 0))
+            if top > mark and (mark == 0 or self._new_facts(conn, name, mark) >= self._enough):
+                out.append((name, top))
+        return out
+
+    @property
+    def _enough(self) -> int:
+        return max(1, int(self.cfg.min_new_facts))
+
+    def _new_facts(self, conn: sqlite3.Connection, topic: str, mark: int) -> int:
+        row = fetchone(
+            conn,
+            "SELECT count(*) FROM facts WHERE namespace = ? AND topic = ? AND rowid > ?",
+            (self.namespace, topic, mark),
+        )
+        return int(row[0]) if row else 0
 
     async def run(self) -> dict[str, Any]:
         stale = await self.s.db.read(self._stale)

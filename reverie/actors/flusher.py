@@ -52,6 +52,7 @@ class Batch:
     items: list[Extract]
     horizons: dict[int, int]
     known: list[dict[str, Any]]
+    anchors: dict[int, str]
 
 
 @dataclass
@@ -134,7 +135,7 @@ class Flusher(Actor):
         items = sorted({e.id: e for e in held + fresh}.values(), key=lambda e: e.id)
         new_mark = fresh[-1].id if fresh else mark
         if not items:
-            return Batch(mark, new_mark, [], {}, [])
+            return Batch(mark, new_mark, [], {}, [], {})
         # which topic already holds each candidate's subject: one indexed lookup each, so a
         # flush costs the same with ten facts or a hundred thousand
         wanted = {k for e in items if (k := keys(e.text).subject)}
@@ -148,7 +149,18 @@ class Flusher(Actor):
             for name in topics.names(conn, self.namespace)
         ]
         seen = timeline.horizons(conn, (e.episode_id for e in items))
-        return Batch(mark, new_mark, items, seen, known)
+        anchors = {e.id: t for e in items if (t := self._anchor(conn, e.text))}
+        return Batch(mark, new_mark, items, seen, known, anchors)
+
+    def _anchor(self, conn: sqlite3.Connection, text: str) -> str | None:
+        """The topic of a live fact, in any topic, that the statement corrects or restates:
+        a correction lives in its fact's topic, where SUPERSEDE can act."""
+        if not values(text):
+            return None
+        for fact in topics.related(conn, self.namespace, text, RELATED_FACTS):
+            if supersedes(text, fact.content) or restates_values(text, fact.content):
+                return fact.topic
+        return None
 
     async def flush(self, trigger: str) -> FlushReport:
         span = trace.get_current_span()
@@ -165,7 +177,11 @@ class Flusher(Actor):
         return report
 
     async def _routes(
-        self, batch: list[Extract], known: list[dict[str, Any]], report: FlushReport
+        self,
+        batch: list[Extract],
+        known: list[dict[str, Any]],
+        report: FlushReport,
+        anchors: dict[int, str],
     ) -> tuple[dict[int, dict[str, Any]], list[int]]:
         """Routes by candidate id, and the ids that wait for the next flush (a deferred
         model answer). Rules first: only the candidates the rules are unsure of go to the
@@ -178,7 +194,7 @@ class Flusher(Actor):
         hinted = {
             t["name"]: TopicHint(frozenset(t["keywords"]), frozenset(t["subjects"])) for t in known
         }
-        ruled = route_all(candidates, hinted, max_topics)
+        ruled = route_all(candidates, hinted, max_topics, anchors)
         routes = {i: r.as_answer(i) for i, r in ruled if r.sure} if self.cfg.rules_first else {}
         asked = [c for c in candidates if c["id"] not in routes]
         if not asked:
@@ -199,7 +215,7 @@ class Flusher(Actor):
         report.skipped += len(replaced)
         if replaced:
             report.skipped_because["restated later in the session"] += len(replaced)
-        routes, waiting = await self._routes(current, batch.known, report)
+        routes, waiting = await self._routes(current, batch.known, report, batch.anchors)
         for extract in _identity_first(
             by_priority([e for e in current if e.id not in waiting]), routes
         ):
@@ -347,6 +363,7 @@ def _identity_first(batch: list[Extract], routes: dict[int, dict[str, Any]]) -> 
 
 
 KEYWORD_FACTS = 50
+RELATED_FACTS = 8  # live facts a candidate is compared with to find its topic
 
 
 def hints(name: str, newest: list[str], subjects: list[str], limit: int = 12) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from reverie.rules.similarity import (
     value_sequence,
 )
 from reverie.rules.supersede import parse, pick_superseded, restates, restates_values
-from reverie.stores import topics
+from reverie.stores import generated, topics
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
 from reverie.tools import TopicCommand
@@ -116,6 +116,7 @@ class TopicWrites(WriteBase):
         follow_ups: list[Projection] = []
         if old is not None:
             topics.invalidate(conn, old.id, fact.id, now)
+            generated.forget(conn, self.namespace, f"distiller:{topic}")  # stale now
             events.append(supersede_event(old.id, fact.id, now))
             follow_ups = self._after_supersede(conn, old, fact)
             decision = Decision.SUPERSEDE

@@ -207,6 +207,15 @@ def declarative(sentence: str) -> str | None:
     return text if len(text.split()) >= 3 else None
 
 
+def _without_lead_in(sentence: str) -> str:
+    """A sentence that ends with a colon leads into something else ("I run Flask 2.3, so
+    here's my config:"): its last clause goes, the rest may still be a statement."""
+    if not sentence.rstrip().endswith(":"):
+        return sentence
+    clauses = _CLAUSE.split(sentence.rstrip().rstrip(":"))
+    return ", ".join(clauses[:-1]).strip(" ,") if len(clauses) > 1 else ""
+
+
 def bare_value(sentence: str) -> bool:
     """A correction that gives only a value ("wait no, 16:30", "make that 45s"): a value
     without a correcting word is a pasted or stray token, not a correction."""
@@ -246,7 +255,7 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
     seen: set[str] = set()
     out = []
     for raw in found:
-        sentence = declarative(raw)
+        sentence = declarative(_without_lead_in(raw))
         if sentence is None or is_chatter(sentence, min_chars) or is_hedged(sentence):
             continue
         if has_secret(sentence) or sentence.lower() in seen:

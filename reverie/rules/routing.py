@@ -106,9 +106,11 @@ def route(
     speaker: str,
     topics: Topics,
     max_topics: int,
+    anchor: str | None = None,
 ) -> Route:
     """The one home of a candidate statement (or SKIP, with the reason). ``topics`` maps
-    each existing topic to what is known of it (or is a plain list of names)."""
+    each existing topic to what is known of it (or is a plain list of names); ``anchor``
+    is the topic of a live fact the statement corrects or restates, if one was found."""
     if speaker == "assistant" and tag is not Tag.INSIGHT and _NARRATION.match(text):
         return Route(Home.SKIP, text, reason="the agent narrating its own action")
     if speaker == "user":
@@ -130,14 +132,14 @@ def route(
             Home.SKILL, text, reason="a reusable workflow: the agent saves it with skill_manage"
         )
     if _specific(text):
-        topic = topic_for(text, topics, max_topics, kind=EVENT_TOPICS.get(tag))
+        topic = anchor or topic_for(text, topics, max_topics, kind=EVENT_TOPICS.get(tag))
         if topic is None:
             return Route(Home.SKIP, text, reason=f"all {max_topics} topics are taken")
         return Route(Home.TOPIC, text, topic=topic, reason="a specific fact")
     if _LESSON.match(text):  # said as a lesson, in so many words
         return Route(Home.MEMORY, text, reason="a lesson, marked as one")
     if _short_claim(text):
-        topic = topic_for(text, topics, max_topics)
+        topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a named value")
     if _MOMENT.match(text):
@@ -163,6 +165,7 @@ def route_all(
     candidates: Sequence[Mapping[str, Any]],
     topics: Mapping[str, TopicHint],
     max_topics: int,
+    anchors: Mapping[int, str] | None = None,
 ) -> list[tuple[int, Route]]:
     """Route a flush batch in order; a topic the rules open, and the subject a candidate
     put there, are known to the next candidate."""
@@ -175,6 +178,7 @@ def route_all(
             speaker=candidate["speaker"],
             topics=known,
             max_topics=max_topics,
+            anchor=(anchors or {}).get(int(candidate["id"])),
         )
         if found.topic:
             hint = known.get(found.topic, TopicHint())
@@ -232,7 +236,10 @@ GENERAL: Final = "notes"
 # Words that say what happened to a subject, not what the subject is: never a topic name.
 _NOT_A_NAME: Final = frozenset(
     """decided decide use using keep keeping failed fails failing lesson learned turns
-    just confirm reminder always never set changed moved updated""".split()
+    just confirm reminder always never set changed moved updated take takes took put
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday week
+    month year day days weeks months years hour hours minute minutes""".split()
 )
 # The closed classes of English (pronouns, determiners, prepositions, conjunctions,
 # auxiliaries, modals) and chat's fillers: a topic is never named after one of them.

@@ -23,7 +23,8 @@ _PATTERNS: Final = (
     re.compile(r"-----BEGIN [A-Z ]*(?:PRIVATE KEY|CERTIFICATE)-----"),
     re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@"),  # user:password@host
     re.compile(
-        r"(?i)\b(?:password|passwd|passphrase|pass|pwd|pw|secret|api[_ -]?key|access[_ -]?key"
+        r"(?i)(?:\b|(?<=_))(?:password|passwd|passphrase|pass|pwd|pw|secret|api[_ -]?key"
+        r"|access[_ -]?key"
         r"|auth[_ -]?token|token|private[_ -]?key|credentials?|creds|pin|passcode)\b"
         r"(?:\s+(?:for|of|on|to)(?:\s+[\w.@/-]+){1,4}?)?"
         r"[\"']?\s*(?:is|was|=|:|->|are)\s*[\"'`]?(?!(?:the|a|an|in|on|at|stored|set|not|now"

@@ -37,6 +37,7 @@ class Tier(StrEnum):
 
     EXACT = "exact"
     JACCARD = "jaccard"
+    CONTAINED = "contained"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +78,14 @@ def stem(word: str) -> str:
 
 # One word for each way of saying the user favours something: "I like terse answers" and
 # "Prefers terse answers" are one preference.
-_CANONICAL: Final = dict.fromkeys(
-    "like likes liked love loves prefer prefers preferred enjoy enjoys favour favours favor"
-    " favors".split(),
-    "prefer",
-)
+_CANONICAL: Final = {
+    **dict.fromkeys(
+        "like likes liked love loves prefer prefers preferred enjoy enjoys favour favours"
+        " favor favors".split(),
+        "prefer",
+    ),
+    **dict.fromkeys("reply replies answer answers respond responds write".split(), "reply"),
+}
 
 
 @lru_cache(maxsize=65536)
@@ -112,8 +116,14 @@ def values(text: str) -> frozenset[str]:
 
 
 def value_sequence(text: str) -> tuple[str, ...]:
-    """The value tokens in order: "worker 3 item 0" and "worker 0 item 3" differ."""
-    return tuple(t for t in tokens(text) if is_value(t))
+    """The value tokens in order, each in its one spelling: "worker 3 item 0" and "worker 0
+    item 3" differ; "30 seconds" and "30s" do not."""
+    found = tokens(text)
+    return tuple(
+        canonical(t, found[i + 1] if i + 1 < len(found) else "")
+        for i, t in enumerate(found)
+        if is_value(t)
+    )
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -129,10 +139,20 @@ def near_duplicate(new: str, old: str, threshold: float) -> Match | None:
         return Match(Tier.EXACT, 1.0)
     if value_sequence(new) != value_sequence(old):
         return None
-    score = jaccard(word_set(new), word_set(old))
+    a, b = word_set(new), word_set(old)
+    score = jaccard(a, b)
     if score >= threshold:
         return Match(Tier.JACCARD, score)
+    small, large = sorted((a, b), key=len)
+    if len(small) >= CONTAINED_WORDS and small <= large:
+        return Match(Tier.CONTAINED, score)  # the same claim with words added
     return None
+
+
+CONTAINED_WORDS: Final = 3
+"""A statement whose (at least three) content words all recur in another, with the same
+values, says nothing the other does not: "answer in bullet points" / "Reply in short
+bullet points"."""
 
 
 def pigeonhole_terms(text: str, threshold: float) -> list[str]:
@@ -164,13 +184,34 @@ _SHAPES: Final = (
     ("percent", re.compile(r"^\d+(?:\.\d+)?%$")),
     ("version", re.compile(r"^v?\d+\.\d+(?:\.\d+)*$")),
     ("number", re.compile(r"^\d[\d,]*$")),
-    ("path", re.compile(r"[/\\]|^[\w-]+\.[\w.-]+$")),
+    ("name", re.compile(r"[/\\]|^[\w-]+\.[\w.-]+$")),
 )
 
 
 def shape(token: str) -> str:
-    """What kind of value a token is, so a fragment's value replaces a value of its kind."""
+    """What kind of value a token is, so a fragment's value replaces a value of its kind;
+    identifiers, hosts and paths are one kind ("debian-12-slim" → "ubuntu-24.04")."""
     for name, pattern in _SHAPES:
         if pattern.search(token):
             return name
-    return "id"
+    return "name"
+
+
+_DURATION = re.compile(
+    r"^(\d+(?:\.\d+)?)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|wks?"
+    r"|weeks?|mo|months?|y|yrs?|years?)$"
+)
+_DURATION_UNIT = {"ms": "ms", "mo": "mo", "mon": "mo", "m": "m", "mi": "m"}
+
+
+def canonical(value: str, unit: str = "") -> str:
+    """One spelling per value: "30 seconds", "30sec" and "30s" are "30s"; "28th" is "28"."""
+    ordinal = re.fullmatch(r"(\d+)(?:st|nd|rd|th)", value)
+    if ordinal:
+        return ordinal.group(1)
+    joined = value + unit if re.fullmatch(r"\d+(?:\.\d+)?", value) and unit else value
+    m = _DURATION.match(joined) or _DURATION.match(value)
+    if m is None:
+        return value
+    word = m.group(2)
+    return m.group(1) + _DURATION_UNIT.get(word[:2], _DURATION_UNIT.get(word[:1], word[:1]))

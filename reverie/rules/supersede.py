@@ -31,7 +31,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from reverie.rules.similarity import NEGATIONS, STOPWORDS, is_value, shape, stem, tokens
+from reverie.rules.similarity import (
+    NEGATIONS,
+    STOPWORDS,
+    canonical,
+    is_value,
+    shape,
+    stem,
+    tokens,
+)
 
 _CORRECTION_PREFIX = re.compile(
     r"^\s*(?:(?:actually|correction|update|updated|wait|no|nope|oops|sorry|fyi|btw|by the way"
@@ -122,10 +130,21 @@ def _content(words: Sequence[str]) -> frozenset[str]:
     )
 
 
+_LABEL = re.compile(r"^\s*[\w-]+(?:\s[\w-]+)?\s*:\s+(?P<rest>.+)$", re.S)
+
+
+def _unlabelled(body: str) -> str:
+    """ "ci note: the runner image -> debian-12" is the claim after its label."""
+    m = _LABEL.match(body)
+    if m and _RELATION.search(_LABEL_COLON.sub(" :", m["rest"])):
+        return m["rest"]
+    return body
+
+
 @lru_cache(maxsize=65536)
 def parse(text: str) -> Claim:
     """Split a fact into subject, value, skeleton and any explicitly negated old value."""
-    body = _CORRECTION_PREFIX.sub("", text, count=1)
+    body = _unlabelled(_CORRECTION_PREFIX.sub("", text, count=1))
     negated = None
     for pattern in (_NOT_X, _INSTEAD_OF):
         found = pattern.search(body)
@@ -314,7 +333,8 @@ def value_slots(text: str, window: int = _WINDOW) -> list[tuple[str, frozenset[s
         unit = next(
             (stem(w) for w in words[i + 1 : i + 2] if w.isalpha() and w not in STOPWORDS), ""
         )
-        out.append((word, frozenset(near - _CHANGE_WORDS), unit))
+        after = words[i + 1] if i + 1 < len(words) else ""
+        out.append((canonical(word, after), frozenset(near - _CHANGE_WORDS), unit))
     return out
 
 
@@ -343,21 +363,42 @@ def changes_value(new_text: str, old_text: str) -> bool:
     fresh = [s for s in value_slots(new_text, _WINDOW + 2) if s[0] not in old_values]
     if not fresh or not old_slots:
         return False
-    if len(fresh) > 1 and any(shape(v) in {"id", "path"} for v, _, _ in fresh):
+    if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
         return False  # a new identifier beside a new value names another thing ("web-2 … 8002")
-    said = _CHANGE.search(new_text) or _CHANGE.search(old_text)  # "dropped to 3" … "is 6"
+    said = _CHANGE.search(new_text) or _changed_value(old_text)  # "dropped to 3" … "is 6"
     if not (said or _same_claim(new_text, old_text)):
         if not any(_names_attribute(new_text, old_text, v) for v, _, _ in fresh):
             return False
     words = _words(new_text)
-    if len(fresh) == 1:  # one new value: the whole statement says what it is a value of
+    need = 1
+    if len(fresh) == 1:  # one new value: the whole statement says what it is a value of,
         fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
-    return any(_same_slot(slot, old, words) for slot in fresh for old in old_slots)
+        need = 2 if len(words) > _LONG else 1  # a long one shares two words with it
+    return any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots)
+
+
+def _changed_value(text: str) -> bool:
+    """A change word right before a value ("dropped to 3 replicas"), not anywhere in a long
+    text ("I'm trying to update my timeline …")."""
+    return _CHANGED_VALUE.search(text) is not None
+
+
+_CHANGED_VALUE = re.compile(r"(?:" + _CHANGE.pattern + r")\s+(?:\w+\s+){0,2}?[$€£¥#]?\d", re.I)
+_LONG = 20  # content words: a statement this long says many things
+
+
+def _names(text: str, initial: bool = False) -> frozenset[str]:
+    """The capitalised words of a text (its first too, with ``initial``; never a month, a
+    day or a function word): whose it is."""
+    body = _CORRECTION_PREFIX.sub("", text, count=1).strip()
+    pattern = r"\b[A-Z][a-z]+\b" if initial else r"(?<!^)\b[A-Z][a-z]+\b"
+    found = {w.lower() for w in re.findall(pattern, body)}
+    return frozenset(found - _CALENDAR - STOPWORDS - _PRONOUNS)
 
 
 def _words(text: str) -> frozenset[str]:
     body = _CORRECTION_PREFIX.sub("", text, count=1)
-    names = {w.lower() for w in re.findall(r"(?<!^)\b[A-Z][a-z]+\b", body)} - _CALENDAR
+    names = _names(text)
     return (
         frozenset(
             stem(w)
@@ -371,13 +412,13 @@ def _words(text: str) -> frozenset[str]:
 Slot = tuple[str, frozenset[str], str]
 
 
-def _same_slot(new: Slot, old: Slot, new_words: frozenset[str]) -> bool:
+def _same_slot(new: Slot, old: Slot, new_words: frozenset[str], need: int = 1) -> bool:
     """Two values of one kind about the same thing: a shared content word beside both, and
     no unit that the other side does not mention ("2 concerts" is not "3 kids")."""
     (value, near, unit), (old_value, around, old_unit) = new, old
     if slot_shape(value, unit) != slot_shape(old_value, old_unit):
         return False
-    if not (near & around) - {unit, old_unit}:  # a unit alone is not the thing counted
+    if len((near & around) - {unit, old_unit}) < need:  # a unit alone is not the thing
         return False
     return not old_unit or not unit or old_unit in new_words or unit in around
 
@@ -419,6 +460,9 @@ def _names_attribute(new_text: str, old_text: str, value: str) -> bool:
     return bool((new.subject - old.subject) & labels) and value in new.value_tokens
 
 
+RESTATED_SHARE = 0.5
+
+
 def restates_values(new_text: str, old_text: str) -> bool:
     """The same values about the same thing in other words ("as i said the backup retention
     = 45d" / "improved the backup retention to 45d finally"): every value the same, in the
@@ -428,6 +472,12 @@ def restates_values(new_text: str, old_text: str) -> bool:
         return False
     if parse(new_text).negated or parse(old_text).negated:
         return False
+    a, b = _names(new_text, initial=True), _names(old_text, initial=True)
+    if a and b and not (a <= b or b <= a):
+        return False  # the same number about Caroline and about Melanie
+    if len(new_slots) == 1:  # one value: the whole statement says what it is a value of,
+        x, y = _words(new_text), _words(old_text)  # and most of it is said by both
+        return bool(x & y) and len(x & y) >= RESTATED_SHARE * min(len(x), len(y))
     return all(a & b for (_, a, _), (_, b, _) in zip(new_slots, old_slots, strict=True))
 
 

@@ -25,6 +25,12 @@ def remember(conn: sqlite3.Connection, namespace: str, text: str, source: str, w
             )
 
 
+def forget(conn: sqlite3.Connection, namespace: str, source: str) -> None:
+    """What one source wrote is no longer shown to anyone (a summary a correction made
+    stale gives way to live facts in the snapshot): it is nobody's text any more."""
+    conn.execute("DELETE FROM generated WHERE namespace = ? AND source = ?", (namespace, source))
+
+
 def norms(conn: sqlite3.Connection, namespace: str, before: str | None = None) -> list[str]:
     """reverie's own sentences in a namespace (only those written before ``before``: text
     cannot have been copied from a summary that did not exist yet)."""

@@ -140,7 +140,7 @@ def search(
         ]
         if similar:
             ranked = _fuse(conn, ranked, [rid for rid, _ in similar], ranking)
-    hits = [r.hit for r in freshen(ranked, now, ranking)[:k]]
+    hits = [r.hit for r in _freshen(ranked, now, ranking)[:k]]
     if include_superseded:
         return SearchResults(hits, 0)
     counted = fetchone(
@@ -214,7 +214,7 @@ def _age_h(written_at: str | None, now: datetime | None) -> float | None:
         return None
 
 
-def freshen(
+def _freshen(
     ranked: list[_Ranked], now: datetime | None, ranking: RankingConfig = _DEFAULT_RANKING
 ) -> list[_Ranked]:
     """Apply the recency boost, re-sort, then put the newer of each same-subject group of

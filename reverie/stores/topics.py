@@ -316,3 +316,4 @@ def topics_of_subjects(
         if row is not None:
             out[subject] = row[0]
     return out
+
