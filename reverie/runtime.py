@@ -117,7 +117,8 @@ class Reverie:
         self.home.mkdir(parents=True, exist_ok=True)
         db = await Database.open(self.home / "reverie.db", self.config.store)
         if self.embedder is not None:
-            self.vectors = VectorIndex(db, self.embedder, self.config.embedder.batch)
+            e = self.config.embedder
+            self.vectors = VectorIndex(db, self.embedder, e.batch, e.search_budget_s, e.breaker_s)
         ready, self._stop = anyio.Event(), anyio.Event()
         # The task group lives in a task of its own, so the runtime may be entered and
         # exited from different tasks (pytest fixtures, framework lifespans) safely.

@@ -18,7 +18,7 @@ GOOD, FAIL, MALFORMED, SLOW = "good", "500", "malformed", "slow"
 def stage_of(payload: dict[str, Any]) -> str:
     if "pairs" in payload:
         return questions.LINT
-    if "facts" in payload:
+    if "topic_facts" in payload:
         return questions.DISTILL
     if "memory" in payload:
         return questions.PROMOTE

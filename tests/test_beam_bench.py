@@ -23,38 +23,51 @@ def write_conversation(folder: Path) -> Path:
     """Batch 1: filler, then the budget (exchange 2 holds message 4); batch 2: the
     budget update (message 10) and more filler."""
     first = [
-        [message(0, "user", f"{FILLER[0][0]} ->-> 1,1", time_anchor="March-15-2024"),
-         message(1, "assistant", FILLER[0][1])],
+        [
+            message(0, "user", f"{FILLER[0][0]} ->-> 1,1", time_anchor="March-15-2024"),
+            message(1, "assistant", FILLER[0][1]),
+        ],
         [message(2, "user", f"{FILLER[1][0]} ->-> 1,2"), message(3, "assistant", FILLER[1][1])],
-        [message(4, "user", "My monthly grocery budget is 400 dollars at Kroger. ->-> 1,3"),
-         message(5, "assistant", "Noted: a 400 dollar grocery budget at Kroger.")],
+        [
+            message(4, "user", "My monthly grocery budget is 400 dollars at Kroger. ->-> 1,3"),
+            message(5, "assistant", "Noted: a 400 dollar grocery budget at Kroger."),
+        ],
     ]
     second = [
-        [message(6, "user", f"{FILLER[2][0]} ->-> 2,1", time_anchor="April-02-2024"),
-         message(7, "assistant", FILLER[2][1]),
-         message(8, "user", "Which sorting is stable? ->-> 2,2"),
-         message(9, "assistant", "Python's sort is stable (Timsort).")],
-        [message(10, "user", "Update: my monthly grocery budget at Kroger is now 450 dollars."),
-         message(11, "assistant", "Got it, the grocery budget is now 450 dollars.")],
+        [
+            message(6, "user", f"{FILLER[2][0]} ->-> 2,1", time_anchor="April-02-2024"),
+            message(7, "assistant", FILLER[2][1]),
+            message(8, "user", "Which sorting is stable? ->-> 2,2"),
+            message(9, "assistant", "Python's sort is stable (Timsort)."),
+        ],
+        [
+            message(10, "user", "Update: my monthly grocery budget at Kroger is now 450 dollars."),
+            message(11, "assistant", "Got it, the grocery budget is now 450 dollars."),
+        ],
     ]
     chat = [
         {"batch_number": 1, "time_anchor": None, "turns": first},
         {"batch_number": 2, "time_anchor": None, "turns": second},
     ]
     questions = {
-        "information_extraction": [{
-            "question": "What is my monthly grocery budget at Kroger?",
-            "answer": "400 dollars at Kroger", "source_chat_ids": [4],
-        }],
-        "knowledge_update": [{
-            "question": "What is my monthly grocery budget now?",
-            "answer": "450 dollars",
-            "conversation_references": [
-                "Budget: Monthly grocery budget is 400 dollars at Kroger.",
-                "Information Update: The monthly grocery budget at Kroger is now 450 dollars.",
-            ],
-            "source_chat_ids": {"original_info": [4], "updated_info": [10]},
-        }],
+        "information_extraction": [
+            {
+                "question": "What is my monthly grocery budget at Kroger?",
+                "answer": "400 dollars at Kroger",
+                "source_chat_ids": [4],
+            }
+        ],
+        "knowledge_update": [
+            {
+                "question": "What is my monthly grocery budget now?",
+                "answer": "450 dollars",
+                "conversation_references": [
+                    "Budget: Monthly grocery budget is 400 dollars at Kroger.",
+                    "Information Update: The monthly grocery budget at Kroger is now 450 dollars.",
+                ],
+                "source_chat_ids": {"original_info": [4], "updated_info": [10]},
+            }
+        ],
         "abstention": [{"question": "What is my dog's name?", "ideal_response": "Unknown."}],
     }
     folder.mkdir(parents=True)

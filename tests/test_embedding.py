@@ -121,19 +121,40 @@ async def test_vectors_live_in_sqlite_and_follow_the_embedder(
     assert sorted({e for _, e, _, _ in vector_rows(home)}) == ["concepts", "concepts-v2"]
 
 
+@pytest.mark.parametrize("breaker_s", [0.0, 3600.0])
 async def test_a_failing_embedder_leaves_bm25_and_pending_rows(
-    tmp_path: Path, server: EmbedServer
+    tmp_path: Path, server: EmbedServer, breaker_s: float
 ) -> None:
+    """A failure costs one call: the search ranks by BM25, the rows stay pending, and the
+    embedder is not asked again until its breaker has cooled."""
     home = tmp_path / "home"
-    async with client(server) as embedder, reverie.open(home, embedder=embedder) as rv:
+    config = reverie.Config().with_section("embedder", breaker_s=breaker_s)
+    async with client(server) as embedder, reverie.open(home, config, embedder=embedder) as rv:
         await save_facts(rv, "The car has new tires")
         server.script = [FAIL]
         hits = await rv.namespace("n").search("car tires")
         assert [h.text for h in hits] == ["The car has new tires"]
         assert vector_rows(home) == []
         assert [mode for _, mode, _ in server.seen] == [FAIL]  # not asked again that search
-        await rv.namespace("n").search("car tires")
+        again = await rv.namespace("n").search("car tires")
+        assert [h.text for h in again] == ["The car has new tires"]
+    if breaker_s:
+        assert len(server.seen) == 1 and vector_rows(home) == []
+    else:
         assert len(vector_rows(home)) == 1
+
+
+async def test_a_slow_embedder_is_cut_at_the_search_budget(
+    tmp_path: Path, server: EmbedServer
+) -> None:
+    home = tmp_path / "home"
+    config = reverie.Config().with_section("embedder", search_budget_s=0.1)
+    async with client(server) as embedder, reverie.open(home, config, embedder=embedder) as rv:
+        await save_facts(rv, "The car has new tires")
+        server.script = [SLOW]
+        hits = await rv.namespace("n").search("car tires")
+    assert [h.text for h in hits] == ["The car has new tires"]
+    assert vector_rows(home) == []
 
 
 async def test_config_turns_the_remote_embedder_on(tmp_path: Path, server: EmbedServer) -> None:
@@ -165,6 +186,21 @@ async def test_nearest_finds_live_rows_by_kind(tmp_path: Path, server: EmbedServ
     assert [(n.kind, n.text) for n in found] == [("fact", "Replies should be terse")]
     assert found[0].id.startswith("fct-") and 0 < found[0].similarity <= 1.0
     assert none == []
+
+
+async def test_index_nearest_embeds_then_answers(tmp_path: Path, server: EmbedServer) -> None:
+    """What the writer or flusher would call: text in, nearest live rows out."""
+    home = tmp_path / "home"
+    async with client(server) as embedder, reverie.open(home, embedder=embedder) as rv:
+        await save_facts(rv, "The car has new tires", "Replies should be terse")
+        assert rv.vectors is not None
+        near = await rv.vectors.nearest("n", "automobile wheels", kind="fact", k=2)
+        assert [n.text for n in near] == ["The car has new tires", "Replies should be terse"]
+        close = await rv.vectors.nearest("n", "automobile wheels", min_similarity=0.5)
+        assert [n.text for n in close] == ["The car has new tires"]
+        server.script = [FAIL]
+        rv.vectors.breaker_s = 0.0
+        assert await rv.vectors.nearest("n", "a brand new question") == []
 
 
 def test_cosine() -> None:

@@ -212,7 +212,7 @@ async def test_offline_model_answers_every_stage_within_its_schema() -> None:
     assert all(isinstance(a, Answer) for a in answers)
     flush, distill, lint, promote = (a.data for a in answers if isinstance(a, Answer))
     assert flush["routes"][0]["home"] == "topic" and flush["routes"][0]["topic"] == "deploy"
-    assert distill["summary"] == "Timeout is 45s"
+    assert distill["summaries"] == [{"topic": "deploy", "summary": "Timeout is 45s"}]
     assert lint["verdicts"] == [{"id": 0, "conflict": True, "why": lint["verdicts"][0]["why"]}]
     assert promote["verdicts"][0]["verdict"] == "promote"
     assert "45s" in promote["verdicts"][0]["rewrite"]

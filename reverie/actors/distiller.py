@@ -11,6 +11,7 @@ pass the rules (length, no value that no live fact carries) before it is stored.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
@@ -22,9 +23,25 @@ from reverie.model.seam import Deferred
 from reverie.rules.consolidation import fits_whole, summarise, summary_problem
 from reverie.stores import generated, review_state, topics
 from reverie.stores.db import fetchone
+from reverie.stores.records import Fact
 from reverie.telemetry.logs import get_logger
 
 log = get_logger("reverie.distiller")
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A topic's live facts and the summary proposed for them (None: the model deferred,
+    and ``by`` says why)."""
+
+    live: list[Fact]
+    summary: str | None
+    by: str
+    tokens: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
+
+
+def _fact_item(fact: Fact) -> dict[str, Any]:
+    return {"id": fact.id, "content": fact.content, "depth": fact.depth, "since": fact.created_at}
 
 
 def watermark_key(topic: str) -> str:
@@ -70,9 +87,10 @@ class Distiller(Stage):
         stale = await self.s.db.read(self._stale)
         chosen, over = stale[: self.cfg.max_topics], stale[self.cfg.max_topics :]
         results = []
+        drafts = await self._drafts([topic for topic, _ in chosen])
         for topic, top in chosen:
             try:
-                results.append(await self._distil(topic, top))
+                results.append(await self._distil(topic, top, drafts[topic]))
             except Exception as exc:  # one topic's failure is not the round's
                 log.warning(
                     "distill_failed", namespace=self.namespace, topic=topic, error=repr(exc)
@@ -93,30 +111,47 @@ class Distiller(Stage):
             "topics": results,
         }
 
-    async def _distil(self, topic: str, top: int) -> dict[str, Any]:
-        live = await self.s.db.read(lambda conn: topics.live(conn, self.namespace, topic))
-        facts = [(f.content, f.depth) for f in live]
-        tokens = {"input_tokens": 0, "output_tokens": 0}
-        if self.cfg.rules_first and fits_whole(facts, self.cfg.summary_chars):
-            # every live fact fits as it is: nothing to judge, so no model call
-            summary, by = summarise(facts, self.cfg.summary_chars), "rules"
-        else:
-            prompt = questions.distill(
-                topic,
-                [
-                    {"id": f.id, "content": f.content, "depth": f.depth, "since": f.created_at}
-                    for f in live
-                ],
-                self.cfg.summary_chars,
-            )
-            answer = await consult(self.s, self.namespace, prompt)
-            tokens = {
-                "input_tokens": answer.usage.input_tokens,
-                "output_tokens": answer.usage.output_tokens,
-            }
-            if isinstance(answer, Deferred):
-                return {"topic": topic, "status": "deferred", "reason": answer.reason, **tokens}
-            summary, by = " ".join(str(answer.data["summary"]).split()), self.s.model.name
+    async def _drafts(self, chosen: list[str]) -> dict[str, Draft]:
+        """Each topic's live facts and a summary: by rules when its facts fit whole, else
+        from one model call for every topic of the round (one bounded call, not one each)."""
+        drafts: dict[str, Draft] = {}
+        asked: list[tuple[str, list[Fact]]] = []
+        found = await self.s.db.read(
+            lambda conn: {t: topics.live(conn, self.namespace, t) for t in chosen}
+        )
+        for topic in chosen:
+            live = found[topic]
+            facts = [(f.content, f.depth) for f in live]
+            if self.cfg.rules_first and fits_whole(facts, self.cfg.summary_chars):
+                summary = summarise(facts, self.cfg.summary_chars)  # nothing to judge
+                drafts[topic] = Draft(live, summary, "rules")
+            else:
+                asked.append((topic, live))
+        if not asked:
+            return drafts
+        prompt = questions.distill_many(
+            [(topic, [_fact_item(f) for f in live]) for topic, live in asked],
+            self.cfg.summary_chars,
+        )
+        answer = await consult(self.s, self.namespace, prompt)
+        share = {  # the call's tokens, split over the topics it summarised
+            "input_tokens": answer.usage.input_tokens // len(asked),
+            "output_tokens": answer.usage.output_tokens // len(asked),
+        }
+        if isinstance(answer, Deferred):
+            for topic, live in asked:
+                drafts[topic] = Draft(live, None, answer.reason, share)
+            return drafts
+        written = {str(s["topic"]): str(s["summary"]) for s in answer.data["summaries"]}
+        for topic, live in asked:
+            text = " ".join(written.get(topic, "").split())
+            drafts[topic] = Draft(live, text, self.s.model.name, share)
+        return drafts
+
+    async def _distil(self, topic: str, top: int, draft: Draft) -> dict[str, Any]:
+        live, summary, by, tokens = draft.live, draft.summary, draft.by, draft.tokens
+        if summary is None:
+            return {"topic": topic, "status": "deferred", "reason": by, **tokens}
         problem = summary_problem(summary, [f.content for f in live], self.cfg.summary_chars)
         if problem is not None:
             return {"topic": topic, "status": "rejected", "reason": problem, **tokens}

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import anyio
 
 from reverie.config import Config
+from reverie.clock import iso
 from reverie.embedding.seam import Embedder, Vector
+from reverie.embedding.similar import Neighbour, nearest
 from reverie.errors import StoreError
 from reverie.model.seam import Deferred
 from reverie.stores import vectors as vector_store
@@ -36,12 +41,18 @@ def _token(conn: sqlite3.Connection, namespace: str) -> tuple[object, ...]:
 @dataclass
 class VectorIndex:
     """One embedder's vectors in one home; remembers which namespaces were complete at
-    which change token, so a search of an unchanged namespace does not look for work."""
+    which change token, so a search of an unchanged namespace does not look for work.
+
+    A search waits for the embedder at most ``budget_s``; after a failure the embedder is
+    left alone for ``breaker_s``, so a down server costs one timeout, not one per search."""
 
     db: Database
     embedder: Embedder
     batch: int = 64
+    budget_s: float = 5.0
+    breaker_s: float = 30.0
     complete: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    paused_until: float = float("-inf")
 
     async def embed_pending(self, namespace: str, limit: int, now: str) -> int | Deferred:
         """Embed up to ``limit`` of the namespace's rows that have no vector yet; how many
@@ -75,17 +86,52 @@ class VectorIndex:
         vectors = await self.embedder.embed([query])
         return None if isinstance(vectors, Deferred) else vectors[0]
 
+    async def nearest(
+        self,
+        namespace: str,
+        text: str,
+        *,
+        kind: str | None = None,
+        k: int = 5,
+        min_similarity: float = 0.0,
+        limit: int = 512,
+        now: str = "",
+    ) -> list[Neighbour]:
+        """The live rows of ``namespace`` nearest ``text`` (of one ``kind`` if given), best
+        first — for paraphrase, same-subject and routing decisions. Embeds up to ``limit``
+        pending rows first. An empty list when the embedder cannot answer: callers fall
+        back to their rules."""
+        stamp = now or iso(datetime.now(UTC))
+        vector = await self.for_search(namespace, text, limit, stamp)
+        if vector is None:
+            return []
+        name = self.embedder.name
+        return await self.db.read(
+            lambda conn: nearest(
+                conn, namespace, vector, name, kind=kind, k=k, min_similarity=min_similarity
+            )
+        )
+
     async def for_search(self, namespace: str, query: str, limit: int, now: str) -> Vector | None:
         """Before a search: embed up to ``limit`` pending rows, then the query. None means
-        "BM25 alone" — the embedder failed, or the store was busy; never an exception."""
-        try:
-            pending = await self.embed_pending(namespace, limit, now)
-        except StoreError as exc:
-            log.warning("embedding_not_stored", namespace=namespace, error=str(exc))
-            pending = Deferred(reason=str(exc))
-        if isinstance(pending, Deferred):
-            return None  # a failing embedder is not asked twice in one search
-        return await self.query_vector(query)
+        "BM25 alone" — the embedder failed or was slow, or the store was busy; never an
+        exception."""
+        if anyio.current_time() < self.paused_until:
+            return None
+        vector: Vector | None = None
+        with anyio.move_on_after(self.budget_s):
+            try:
+                pending = await self.embed_pending(namespace, limit, now)
+            except StoreError as exc:
+                log.warning("embedding_not_stored", namespace=namespace, error=str(exc))
+                pending = Deferred(reason=str(exc))
+            if isinstance(pending, Deferred):
+                self.paused_until = anyio.current_time() + self.breaker_s
+                return None
+            vector = await self.query_vector(query)
+            if vector is None:
+                self.paused_until = anyio.current_time() + self.breaker_s
+        return vector
 
 
 def configured_embedder(config: Config) -> Embedder | None:

@@ -48,9 +48,17 @@ def _flush(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _distill(payload: dict[str, Any]) -> dict[str, Any]:
-    facts = [(f["content"], int(f["depth"])) for f in payload["facts"]]
-    summary = consolidation.summarise(facts, int(payload["max_chars"]))
-    return {"reasoning": "extractive: deepest chains, then newest", "summary": summary}
+    limit = int(payload["max_chars"])
+    summaries = [
+        {
+            "topic": item["topic"],
+            "summary": consolidation.summarise(
+                [(f["content"], int(f["depth"])) for f in item["facts"]], limit
+            ),
+        }
+        for item in payload["topic_facts"]
+    ]
+    return {"reasoning": "extractive: deepest chains, then newest", "summaries": summaries}
 
 
 def _lint(payload: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,14 @@ FLUSH_SCHEMA: Final = Schema(
 DISTILL_SCHEMA: Final = Schema(
     (
         Field("reasoning"),
-        Field("summary", description="The topic's summary, from its live facts only."),
+        Field(
+            "summaries",
+            "array",
+            items=(
+                Field("topic"),
+                Field("summary", description="The topic's summary, from its live facts only."),
+            ),
+        ),
     )
 )
 
@@ -99,13 +106,21 @@ def flush(
 
 
 def distill(topic: str, facts: list[dict[str, Any]], max_chars: int) -> Prompt:
+    """One topic's question (a round asks about all its topics at once: ``distill_many``)."""
+    return distill_many([(topic, facts)], max_chars)
+
+
+def distill_many(topics: list[tuple[str, list[dict[str, Any]]]], max_chars: int) -> Prompt:
     return _prompt(
         DISTILL,
-        f"Summarise the topic's live facts in at most {max_chars} characters. Use only the "
-        "facts given; keep their numbers, IDs and paths exactly.",
+        f"Summarise each topic's live facts in at most {max_chars} characters. Use only the "
+        "facts given for that topic; keep their numbers, IDs and paths exactly.",
         DISTILL_SCHEMA,
-        {"topic": topic, "facts": facts, "max_chars": max_chars},
-        600,
+        {
+            "topic_facts": [{"topic": t, "facts": facts} for t, facts in topics],
+            "max_chars": max_chars,
+        },
+        600 * len(topics),
     )
 
 

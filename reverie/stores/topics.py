@@ -316,4 +316,3 @@ def topics_of_subjects(
         if row is not None:
             out[subject] = row[0]
     return out
-
