@@ -11,18 +11,24 @@ from reverie.actors.write_base import Decision, Outcome, Projection, WriteBase, 
 from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import (
-    STOPWORDS,
     near_duplicate,
     normalise,
     pigeonhole_terms,
-    tokens,
     value_sequence,
 )
-from reverie.rules.supersede import parse, pick_superseded, restates, restates_values
+from reverie.rules.supersede import (
+    changes_value,
+    parse,
+    pick_superseded,
+    restates,
+    restates_values,
+)
 from reverie.stores import generated, topics
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
 from reverie.tools import TopicCommand
+
+RELATED_FACTS = 20  # a topic's newest facts, checked for the value a correction changes
 
 
 class TopicWrites(WriteBase):
@@ -42,15 +48,25 @@ class TopicWrites(WriteBase):
         negated = parse(text).negated
         if negated:
             term_sets.append(pigeonhole_terms(negated, 1.0))
-        if values:  # a natural correction shares the words around its value, not the value
-            term_sets.append(
-                sorted(
-                    {t for t in tokens(text) if t.isalpha() and t not in STOPWORDS},
-                    key=lambda t: (-len(t), t),
-                )[:12]
-            )
-        return topics.candidates(
+        found = topics.candidates(
             conn, self.namespace, topic, text, term_sets, self.cfg.writer.dedupe_candidates
+        )
+        if not values:
+            return found
+        # a natural correction shares the words around its value, not the value: the
+        # topic's newest facts are where its old value usually is
+        known = {f.id for f in found}
+        near = topics.by_ids(
+            conn,
+            [
+                fact_id
+                for fact_id, content in topics.latest(conn, self.namespace, topic, RELATED_FACTS)
+                if fact_id not in known
+                and (changes_value(text, content) or restates_values(text, content))
+            ],
+        )
+        return sorted(
+            found + [f for f in near if f.id not in known], key=lambda f: (f.created_at, f.id)
         )
 
     async def _topic_save(self, cmd: TopicCommand, call: ToolCall) -> Outcome:

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 
 import anyio
 
-from reverie.config import Config
 from reverie.clock import iso
+from reverie.config import Config
 from reverie.embedding.seam import Embedder, Vector
 from reverie.embedding.similar import Neighbour, nearest
 from reverie.errors import StoreError

@@ -115,6 +115,7 @@ def values(text: str) -> frozenset[str]:
     return frozenset(t for t in tokens(text) if is_value(t))
 
 
+@lru_cache(maxsize=65536)
 def value_sequence(text: str) -> tuple[str, ...]:
     """The value tokens in order, each in its one spelling: "worker 3 item 0" and "worker 0
     item 3" differ; "30 seconds" and "30s" do not."""

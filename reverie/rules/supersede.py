@@ -313,7 +313,8 @@ _CHANGE = re.compile(
 _WINDOW = 4
 
 
-def value_slots(text: str, window: int = _WINDOW) -> list[tuple[str, frozenset[str], str]]:
+@lru_cache(maxsize=65536)
+def value_slots(text: str, window: int = _WINDOW) -> tuple[tuple[str, frozenset[str], str], ...]:
     """Each value token of a text with the content words around it (what the value is a
     value of) and the word right after it (its unit): "1,000 calls/day quota" gives
     ("1,000", {call, day, quota}, "call"). Names (capitalised words) are left out: they
@@ -335,7 +336,7 @@ def value_slots(text: str, window: int = _WINDOW) -> list[tuple[str, frozenset[s
         )
         after = words[i + 1] if i + 1 < len(words) else ""
         out.append((canonical(word, after), frozenset(near - _CHANGE_WORDS), unit))
-    return out
+    return tuple(out)
 
 
 _CALENDAR = frozenset(
@@ -358,6 +359,9 @@ def changes_value(new_text: str, old_text: str) -> bool:
     ("The staging DB is pg-stage-2 on port 5433" → "The staging DB port is 5434"); its one
     new value is of the same kind as an old one, with the same unit, about the same thing
     (a content word beside both values)."""
+    said = _says_change(new_text) or _changed_value(old_text)  # "dropped to 3" … "is 6"
+    if not (said or parse(new_text).has_relation):
+        return False  # cheap first: most pairs end here
     old_slots = value_slots(old_text)
     old_values = {v for v, _, _ in old_slots}
     fresh = [s for s in value_slots(new_text, _WINDOW + 2) if s[0] not in old_values]
@@ -365,7 +369,6 @@ def changes_value(new_text: str, old_text: str) -> bool:
         return False
     if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
         return False  # a new identifier beside a new value names another thing ("web-2 … 8002")
-    said = _CHANGE.search(new_text) or _changed_value(old_text)  # "dropped to 3" … "is 6"
     if not (said or _same_claim(new_text, old_text)):
         if not any(_names_attribute(new_text, old_text, v) for v, _, _ in fresh):
             return False
@@ -377,6 +380,12 @@ def changes_value(new_text: str, old_text: str) -> bool:
     return any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots)
 
 
+@lru_cache(maxsize=65536)
+def _says_change(text: str) -> bool:
+    return _CHANGE.search(text) is not None
+
+
+@lru_cache(maxsize=65536)
 def _changed_value(text: str) -> bool:
     """A change word right before a value ("dropped to 3 replicas"), not anywhere in a long
     text ("I'm trying to update my timeline …")."""
@@ -387,6 +396,7 @@ _CHANGED_VALUE = re.compile(r"(?:" + _CHANGE.pattern + r")\s+(?:\w+\s+){0,2}?[$�
 _LONG = 20  # content words: a statement this long says many things
 
 
+@lru_cache(maxsize=65536)
 def _names(text: str, initial: bool = False) -> frozenset[str]:
     """The capitalised words of a text (its first too, with ``initial``; never a month, a
     day or a function word): whose it is."""
@@ -396,6 +406,7 @@ def _names(text: str, initial: bool = False) -> frozenset[str]:
     return frozenset(found - _CALENDAR - STOPWORDS - _PRONOUNS)
 
 
+@lru_cache(maxsize=65536)
 def _words(text: str) -> frozenset[str]:
     body = _CORRECTION_PREFIX.sub("", text, count=1)
     names = _names(text)

@@ -316,3 +316,27 @@ def topics_of_subjects(
         if row is not None:
             out[subject] = row[0]
     return out
+
+
+def latest(
+    conn: sqlite3.Connection, namespace: str, topic: str, limit: int
+) -> list[tuple[str, str]]:
+    """(id, content) of a topic's newest live facts (where a natural correction's old value
+    usually is), without loading whole facts."""
+    return [
+        (str(row[0]), str(row[1]))
+        for row in fetchall(
+            conn,
+            "SELECT id, content FROM facts INDEXED BY facts_live WHERE namespace = ?"
+            " AND topic = ? AND invalid_at IS NULL ORDER BY rowid DESC LIMIT ?",
+            (namespace, topic, limit),
+        )
+    ]
+
+
+def by_ids(conn: sqlite3.Connection, ids: list[str]) -> list[Fact]:
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = fetchall(conn, f"SELECT {_COLUMNS} FROM facts WHERE id IN ({marks})", ids)
+    return [_fact(row) for row in rows]
