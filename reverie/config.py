@@ -189,6 +189,10 @@ class EmbedderConfig:
     max_embed_per_search: int = 512
     search_budget_s: float = 5.0
     breaker_s: float = 30.0
+    paraphrase_similarity: float = 0.9
+    """The flush skips a MEMORY/USER/SOUL entry this close to a live one (a paraphrase)."""
+    route_similarity: float = 0.75
+    """The flush puts a statement this close to a live fact into that fact's topic."""
 
 
 @dataclass(frozen=True)

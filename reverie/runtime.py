@@ -136,6 +136,7 @@ class Reverie:
             model=self.model,
             token_usage=reverie_metrics.token_usage(self._meter_provider),
             model_calls=reverie_metrics.model_calls(self._meter_provider),
+            vectors=self.vectors,
         )
         services = self._services
         bus.subscribe(Writer.name, Writer.handles, lambda ns: Writer(ns, services))

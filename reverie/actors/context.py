@@ -11,6 +11,7 @@ from opentelemetry import metrics, trace
 from reverie.bus.bus import Bus
 from reverie.clock import Clock, iso
 from reverie.config import Config
+from reverie.embedding.index import VectorIndex
 from reverie.model.seam import Model
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
@@ -27,6 +28,9 @@ class Services:
     model: Model
     token_usage: metrics.Histogram
     model_calls: metrics.Counter
+    vectors: VectorIndex | None = None
+    """The embedding seam, when one is configured: the flush asks it, in the background,
+    for paraphrases and for the topic a statement belongs to."""
 
     def now(self) -> str:
         return iso(self.clock.now())

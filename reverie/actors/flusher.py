@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from opentelemetry import trace
@@ -152,6 +153,44 @@ class Flusher(Actor):
         anchors = {e.id: t for e in items if (t := self._anchor(conn, e.text))}
         return Batch(mark, new_mark, items, seen, known, anchors)
 
+    async def _nearest_topics(self, batch: Batch) -> None:
+        """With an embedding seam: a statement the rules found no topic for goes to the
+        topic of the live fact nearest in meaning, when it is near enough (same subject)."""
+        vectors, cfg = self.s.vectors, self.s.config.embedder
+        if vectors is None:
+            return
+        for extract in batch.items:
+            if extract.id in batch.anchors or not values(extract.text):
+                continue
+            found = await vectors.nearest(
+                self.namespace,
+                extract.text,
+                kind="fact",
+                k=1,
+                min_similarity=cfg.route_similarity,
+                now=self.s.now(),
+            )
+            if found:
+                topic = await self.s.db.read(partial(topics.topic_of, fact_id=found[0].id))
+                if topic:
+                    batch.anchors[extract.id] = topic
+
+    async def _paraphrase(self, home: Home, content: str) -> str | None:
+        """With an embedding seam: the live entry a MEMORY/USER/SOUL candidate paraphrases
+        ("I like terse answers" / "Prefers terse answers"), if any."""
+        vectors = self.s.vectors
+        if vectors is None or home not in {Home.MEMORY, Home.USER, Home.SOUL}:
+            return None
+        found = await vectors.nearest(
+            self.namespace,
+            content,
+            kind="entry",
+            k=1,
+            min_similarity=self.s.config.embedder.paraphrase_similarity,
+            now=self.s.now(),
+        )
+        return found[0].id if found else None
+
     def _anchor(self, conn: sqlite3.Connection, text: str) -> str | None:
         """The topic of a live fact, in any topic, that the statement corrects or restates:
         a correction lives in its fact's topic, where SUPERSEDE can act."""
@@ -167,6 +206,7 @@ class Flusher(Actor):
         report = FlushReport(trigger)
         await self.s.db.write(lambda conn: catch_up(conn, self.s, self.namespace))
         batch = await self.s.db.read(self._pending)
+        await self._nearest_topics(batch)
         report.watermark, report.candidates = batch.mark, len(batch.items)
         if batch.items or batch.new_mark != batch.mark:
             await self._route(batch, report)
@@ -242,6 +282,10 @@ class Flusher(Actor):
         if stale:
             report.skipped += 1
             report.skipped_because["a newer value was written after this turn"] += 1
+            return "skip"
+        if await self._paraphrase(home, str(route["content"])):
+            report.noops += 1
+            report.skipped_because["a paraphrase of a live entry"] += 1
             return "skip"
         if home is Home.TOPIC and report.topic_saves >= self.cfg.max_topic_saves:
             return "wait"

@@ -340,3 +340,8 @@ def by_ids(conn: sqlite3.Connection, ids: list[str]) -> list[Fact]:
     marks = ",".join("?" * len(ids))
     rows = fetchall(conn, f"SELECT {_COLUMNS} FROM facts WHERE id IN ({marks})", ids)
     return [_fact(row) for row in rows]
+
+
+def topic_of(conn: sqlite3.Connection, fact_id: str) -> str | None:
+    row = fetchone(conn, "SELECT topic FROM facts WHERE id = ?", (fact_id,))
+    return None if row is None else str(row[0])
