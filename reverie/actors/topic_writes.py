@@ -28,7 +28,7 @@ from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
 from reverie.tools import TopicCommand
 
-RELATED_FACTS = 20  # a topic's newest facts, checked for the value a correction changes
+RELATED_FACTS = 10  # a topic's newest facts, checked for the value a correction changes
 
 
 class TopicWrites(WriteBase):

@@ -9,4 +9,4 @@ from __future__ import annotations
 
 from typing import Final
 
-RULES_VERSION: Final = 1
+RULES_VERSION: Final = 2  # 2: chat-form extraction, value slots, labels, canonical values
