@@ -117,6 +117,10 @@ def test_a_statement_before_its_question_is_kept() -> None:
         "postgres://app:Sup3rS3cret@db.internal:5432/app",
         "use xoxb-1234567890-abcdefghij for the bot",
         "password=s3cr3t!",
+        "the door code is 7731# should you need it",
+        "fuel card pin 6613 for the new guy",
+        "also the farm wifi is honeyb33s!sauvie in case",
+        "username frourke and password Tr1al!Harrow2026",
     ],
 )
 def test_secrets_are_detected_and_never_candidates(text: str) -> None:
@@ -132,6 +136,10 @@ def test_secrets_are_detected_and_never_candidates(text: str) -> None:
         "The bucket is s3://acme-logs-eu",
         "commit 3f2a9c1b is the last good build",
         "the pass rate is 95%",
+        "the wifi is down again",
+        "pin the dependency to 2.4.1",
+        "the door code changed yesterday",
+        "the login page is /auth/login",
     ],
 )
 def test_talk_about_secrets_is_not_a_secret(text: str) -> None:

@@ -196,8 +196,13 @@ class Flusher(Actor):
         a correction lives in its fact's topic, where SUPERSEDE can act."""
         if not values(text):
             return None
-        for fact in topics.related(conn, self.namespace, text, RELATED_FACTS):
-            if supersedes(text, fact.content) or restates_values(text, fact.content):
+        related = topics.related(conn, self.namespace, text, RELATED_FACTS)
+        threshold = self.s.config.writer.jaccard_threshold
+        for fact in related:  # a restatement first: its topic answers NOOP, once
+            if restates_values(text, fact.content) or near_duplicate(text, fact.content, threshold):
+                return fact.topic
+        for fact in related:
+            if supersedes(text, fact.content):
                 return fact.topic
         return None
 

@@ -32,6 +32,20 @@ _PATTERNS: Final = (
         r"[^\s\"'`]{4,}"
     ),
 )
+# an access code or a wifi / login secret, said the way people say them: "the door code is
+# 7731#", "pin 6613", "wifi is honeyb33s!sauvie", "password Tr1al!Harrow2026"
+_ACCESS: Final = (
+    re.compile(
+        r"(?i)\b(?:door|alarm|gate|lock|safe|garage|building|entry|access|key ?pad|security)"
+        r"\s+code\b[^.\n]{0,30}?\b(?:is|=|:)?\s*[\w#*]*\d{3,}[\w#*]*"
+    ),
+    re.compile(r"(?i)\b(?:pin|pin code|passcode)\b\s*(?:is|=|:|#)?\s*\d{4,}\b"),
+    re.compile(
+        r"(?i)\b(?:wifi|wi-fi|wlan|login|psk|passwd|password|pw|pwd)\b[^.\n]{0,24}?"
+        r"(?:\bis\b|=|:|\s)\s*[\"'`]?(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])"
+        r"(?=[^\s\"'`]*[!@#$%^&*_+=?])[^\s\"'`]{6,}"
+    ),
+)
 _TOKEN: Final = re.compile(r"[A-Za-z0-9+/_=-]{24,}")
 
 
@@ -55,6 +69,6 @@ def _random_looking(token: str) -> bool:
 
 def has_secret(text: str) -> bool:
     """Whether a text carries something shaped like a credential."""
-    if any(p.search(text) for p in _PATTERNS):
+    if any(p.search(text) for p in _PATTERNS) or any(p.search(text) for p in _ACCESS):
         return True
     return any(_random_looking(t) for t in _TOKEN.findall(text))
