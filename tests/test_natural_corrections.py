@@ -28,6 +28,10 @@ NATURAL = [
         "Standup with the team is on March 22 at 3 PM",
         "The standup was moved to March 22 at 4:30 PM",
     ),
+    ("pool size is 45 rn", "we bumped default_pool_size to 90 today"),
+    ("our budget is 1,200 credits per month", "finance bumped our credit budget to 1500/mo"),
+    ("crash-free target is 99.5% btw", "we raised crash-free target to 99.7 since last week"),
+    ("global batch 256 on 4 GPUs", "going to batch 512 and lowering lr to 1e-4"),
 ]
 
 UNRELATED = [
@@ -64,6 +68,7 @@ def test_a_value_change_needs_a_shared_thing_and_a_matching_unit() -> None:
     [
         ("as i said the backup retention = 45d", "improved the backup retention to 45d finally"),
         ("The deploy timeout is 45s", "fyi deploy timeout still 45s"),
+        ("we extended the backup retention to 45d", "Backup retention is now 45 days (was 14d)."),
     ],
 )
 def test_the_same_values_about_the_same_thing_are_one_fact(a: str, b: str) -> None:
@@ -144,3 +149,25 @@ async def test_the_flush_does_not_bring_back_what_the_agent_replaced(rv: reverie
         await s.idle()
         await rv.wait_idle()
     assert [e.content for e in await ns.entries("user")] == ["I prefer answers in English."]
+
+
+def test_an_old_value_mentioned_as_former_is_not_restated() -> None:
+    """Invariant: only the old text's first values are compared: saying the former value
+    again is a change, not a repeat."""
+    assert not restates_values("backup retention is 14d", "Backup retention is now 45d (was 14d)")
+
+
+async def test_a_preference_said_in_another_store_is_not_stored_again(
+    rv: reverie.Reverie,
+) -> None:
+    """One home, once: the flush does not add to USER.md what SOUL.md already says."""
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.turn(user="i like bullet points in answers")
+        await rv.wait_idle()  # extracted before the agent's own write below
+        add = {"action": "add", "target": "soul", "content": "Reply in short bullet points."}
+        ok(await s.call_tool("memory", add), "ADD")
+        await s.idle()
+        await rv.wait_idle()
+    assert await ns.entries("user") == []
+    assert len(await ns.entries("soul")) == 1

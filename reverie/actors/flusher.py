@@ -28,8 +28,14 @@ from reverie.model.seam import Deferred
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
-from reverie.rules.supersede import keys, restates, restates_values, supersedes
-from reverie.stores import extracts, ledger, review_state, timeline, topics
+from reverie.rules.supersede import (
+    closeness,
+    keys,
+    restates,
+    restates_values,
+    supersedes,
+)
+from reverie.stores import entries, extracts, ledger, review_state, timeline, topics
 from reverie.stores.extracts import Extract
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -201,10 +207,10 @@ class Flusher(Actor):
         for fact in related:  # a restatement first: its topic answers NOOP, once
             if restates_values(text, fact.content) or near_duplicate(text, fact.content, threshold):
                 return fact.topic
-        for fact in related:
-            if supersedes(text, fact.content):
-                return fact.topic
-        return None
+        corrected = [f for f in related if supersedes(text, f.content)]
+        if not corrected:
+            return None  # of several it could correct, the one most about the same thing
+        return max(corrected, key=lambda f: (closeness(text, f.content), f.created_at)).topic
 
     async def flush(self, trigger: str) -> FlushReport:
         span = trace.get_current_span()
@@ -337,7 +343,16 @@ class Flusher(Actor):
             )
         threshold = self.s.config.writer.jaccard_threshold
         undone = timeline.undone_after(conn, self.namespace, horizon)
-        return any(near_duplicate(content, old, threshold) for old in undone)
+        if any(near_duplicate(content, old, threshold) for old in undone):
+            return True
+        # said already in another of the injected stores (USER.md / SOUL.md / MEMORY.md):
+        # one home, once
+        return home in {Home.MEMORY, Home.USER, Home.SOUL} and any(
+            near_duplicate(content, e.content, threshold)
+            for target in (Home.MEMORY, Home.USER, Home.SOUL)
+            if target is not home
+            for e in entries.live(conn, self.namespace, target.value)
+        )
 
     def _command(self, route: dict[str, Any], extract: Extract) -> tuple[Command | None, str]:
         """The write a route asks for, checked against the candidate and the tools' own

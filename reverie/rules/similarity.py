@@ -25,7 +25,7 @@ STOPWORDS = frozenset(
     """a an the this that these those of to in on at for from by with as and or but so
     is are was were be been being am it its it's i i'm we our you your he she they them
     their his her my me us do does did has have had will would should can could may
-    now currently actually still also just really very please note noted fyi
+    now currently actually still also just really very please pls plz note noted fyi btw
     there here which who whom what when where about into over than then""".split()
 )
 # Negations change a fact's meaning; they are never dropped as stop words.
@@ -90,10 +90,11 @@ _CANONICAL: Final = {
 
 @lru_cache(maxsize=65536)
 def word_set(text: str) -> frozenset[str]:
-    """Content words, stemmed, for the Jaccard tier."""
+    """Content words, stemmed, for the Jaccard tier. Saying that one likes something is
+    framing, not content: "I like terse answers" and "Terse answers" are one preference."""
     return frozenset(
         _CANONICAL.get(t, stem(t)) for t in tokens(text) if t in NEGATIONS or t not in STOPWORDS
-    )
+    ) - {"prefer"}
 
 
 @lru_cache(maxsize=65536)
@@ -184,7 +185,7 @@ _SHAPES: Final = (
     ("money", re.compile(r"^[$€£¥][\d,.]+[kmb]?$|^[\d,.]+(?:usd|eur|gbp)$")),
     ("percent", re.compile(r"^\d+(?:\.\d+)?%$")),
     ("version", re.compile(r"^v?\d+\.\d+(?:\.\d+)*$")),
-    ("number", re.compile(r"^\d[\d,]*$")),
+    ("number", re.compile(r"^\d[\d,]*$|^\d+(?:\.\d+)?e-?\d+$")),
     ("name", re.compile(r"[/\\]|^[\w-]+\.[\w.-]+$")),
 )
 
@@ -205,8 +206,17 @@ _DURATION = re.compile(
 _DURATION_UNIT = {"ms": "ms", "mo": "mo", "mon": "mo", "m": "m", "mi": "m"}
 
 
+_RATE = re.compile(r"^([$€£¥]?\d[\d,.]*)/(?:mo|month|day|d|yr|year|wk|week|h|hr|hour|min|s|sec)$")
+
+
 def canonical(value: str, unit: str = "") -> str:
-    """One spelling per value: "30 seconds", "30sec" and "30s" are "30s"; "28th" is "28"."""
+    """One spelling per value: "30 seconds", "30sec" and "30s" are "30s"; "28th" is "28";
+    "1500/mo" is "1500"; "99.5%" is "99.5"."""
+    rate = _RATE.match(value)
+    if rate:
+        value = rate.group(1)
+    if re.fullmatch(r"\d+(?:\.\d+)?%", value):
+        return value[:-1]
     ordinal = re.fullmatch(r"(\d+)(?:st|nd|rd|th)", value)
     if ordinal:
         return ordinal.group(1)

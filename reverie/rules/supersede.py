@@ -305,7 +305,10 @@ _CHANGE = re.compile(
     r"|rose|risen|dropped|fell|fallen|extended|shortened|shifted|improved|adjusted|upgraded"
     r"|downgraded|replaced|revised|expanded|doubled|halved|climbed|jumped|slipped|boosted"
     r"|pushed|postponed|delayed|rescheduled|brought forward|went (?:up|down)|reached|hit"
-    r"|surpassed|exceeded|climbed to|now at"
+    r"|surpassed|exceeded|climbed to|now at|raising|lowering|increasing|decreasing|reducing"
+    r"|bumping|moving|switching|changing|extending|dropping|cutting|going to"
+    r"|(?:to|will) (?:reduce|increase|decrease|raise|lower|bump|extend|shift|move|change"
+    r"|switch|cut|push)"
     r"|from [^,;.]{1,40} to)\b"
     r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,3}to\s+\S*\d",
     re.I,
@@ -328,17 +331,28 @@ def value_slots(text: str, window: int = _WINDOW) -> tuple[tuple[str, frozenset[
             continue
         near: set[str] = set()
         for other in words[max(0, i - window) : i + window + 1]:
-            for part in other.split("/"):
+            for part in re.split(r"[/_]", other):  # "default_pool_size", "calls/day"
                 if part and not is_value(part) and part not in STOPWORDS | _FILLER | names:
                     near.add(stem(part))
         unit = next(
-            (stem(w) for w in words[i + 1 : i + 2] if w.isalpha() and w not in STOPWORDS), ""
+            (
+                stem(w)
+                for w in words[i + 1 : i + 2]
+                if w.isalpha() and w not in STOPWORDS and w not in _NOT_UNITS
+            ),
+            "",
         )
         after = words[i + 1] if i + 1 < len(words) else ""
         out.append((canonical(word, after), frozenset(near - _CHANGE_WORDS), unit))
     return tuple(out)
 
 
+# words that follow a value without being its unit ("45 since", "90 after the change")
+_NOT_UNITS = frozenset(
+    """since after before until because when while per via then now so but and or if as
+    than already yet still too also just again lol btw rn today tonight yesterday tomorrow
+    currently anymore fyi""".split()
+)
 _CALENDAR = frozenset(
     """january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
@@ -453,6 +467,8 @@ _UNIT_SHAPES = {
 def slot_shape(value: str, unit: str) -> str:
     """A value's kind, read with the word after it: "90 sec" is a duration like "30s"."""
     kind = shape(value)
+    if kind in {"percent", "version"} and value.count(".") <= 1:
+        kind = "number"  # "99.5%" and "99.7", "3.11" and "3.12": decimals alike
     if kind == "number":
         for name, units in _UNIT_SHAPES.items():
             if unit in units or unit in {stem(u) for u in units}:
@@ -477,8 +493,10 @@ RESTATED_SHARE = 0.5
 def restates_values(new_text: str, old_text: str) -> bool:
     """The same values about the same thing in other words ("as i said the backup retention
     = 45d" / "improved the backup retention to 45d finally"): every value the same, in the
-    same order, each beside a content word it had before."""
+    same order — the old text's first values, so "45d" restates "now 45 days (was 14 days)"
+    and "14 days" does not — each beside a content word it had before."""
     new_slots, old_slots = value_slots(new_text), value_slots(old_text)
+    old_slots = old_slots[: len(new_slots)]  # "45d" restates "now 45 days (was 14 days)"
     if not new_slots or [v for v, _, _ in new_slots] != [v for v, _, _ in old_slots]:
         return False
     if parse(new_text).negated or parse(old_text).negated:
@@ -549,6 +567,14 @@ def subject_phrase(text: str) -> str | None:
     body = _LABEL_COLON.sub(" :", _CORRECTION_PREFIX.sub("", text, count=1))
     relation = _RELATION.search(body)
     return body[: relation.start(1)].strip(" ,") if relation else None
+
+
+def closeness(new_text: str, old_text: str) -> int:
+    """How much two facts are about one thing, to choose among several a statement could
+    correct: the same subject counts most, then the content words they share."""
+    new, old = parse(new_text), parse(old_text)
+    same = new.has_relation and old.has_relation and _same_subject(new, old)
+    return 100 * same + len(_words(new_text) & _words(old_text))
 
 
 def pick_superseded(new_text: str, live: Sequence[tuple[str, str]]) -> str | None:
