@@ -172,3 +172,21 @@ async def test_recency_breaks_a_near_tie(tmp_path: Path, weight: float | None) -
         hits = await ns.search("service port")
     order = [h.text.split()[0] for h in hits]
     assert order == (["Beta", "Alpha"] if weight is None else ["Alpha", "Beta"])
+
+
+@pytest.mark.parametrize("rule", [True, False])
+async def test_a_correction_in_another_topic_ranks_above_its_original(
+    tmp_path: Path, rule: bool
+) -> None:
+    """A natural correction the flush could not put beside its original (another topic, no
+    shared subject key): the supersede rule, read at search time, puts the newer first."""
+    clock = ManualClock(T0)
+    config = Config().with_section("ranking", same_subject_newer_first=rule)
+    async with reverie.open(tmp_path / "home", config=config, clock=clock) as rv:
+        ns = rv.namespace()
+        await save(ns, "billing", "Our budget for software licenses is $5,000 for software")
+        clock.advance(timedelta(days=2))
+        await save(ns, "finance", "the budget for software licenses increased to $6,200")
+        hits = await ns.search("software licenses budget")
+    texts = [h.text for h in hits if h.kind == "fact"]
+    assert ("$6,200" in texts[0]) is rule

@@ -17,6 +17,7 @@ from datetime import datetime
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, word_set
+from reverie.rules.supersede import supersedes
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import SearchHit, SearchResults
@@ -228,7 +229,22 @@ def _freshen(
     boosted.sort(key=lambda r: r.hit.score, reverse=True)
     if ranking.same_subject_newer_first:
         _newer_first(boosted, ranking.same_subject_jaccard)
+        _corrections_first(boosted)
     return boosted
+
+
+def _corrections_first(ranked: list[_Ranked]) -> None:
+    """A live fact that corrects another live fact (the supersede rule, read across topics:
+    one the flush could not put beside its original) takes the better place of the two."""
+    facts = [i for i, r in enumerate(ranked) if r.live and r.hit.kind == "fact"]
+    for x, i in enumerate(facts):
+        for j in facts[x + 1 :]:
+            above, below = ranked[i], ranked[j]
+            if (below.hit.written_at or "") <= (above.hit.written_at or ""):
+                continue
+            if supersedes(below.hit.text, above.hit.text):
+                ranked[i] = replace(below, hit=replace(below.hit, score=above.hit.score))
+                ranked[j] = replace(above, hit=replace(above.hit, score=below.hit.score))
 
 
 def _subjects(ranked: list[_Ranked], threshold: float) -> dict[int, list[int]]:
