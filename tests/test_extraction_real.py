@@ -149,6 +149,9 @@ def test_talk_about_secrets_is_not_a_secret(text: str) -> None:
 def test_the_assistant_contributes_only_verified_reports_and_findings() -> None:
     [report] = candidates("I checked the config: the bucket is s3://acme-logs-eu.", 20, "assistant")
     assert report.text == "The bucket is s3://acme-logs-eu."
+    [ran] = candidates("Ran `terraform show`: the api has 4 replicas.", 20, "assistant")
+    assert ran.text == "The api has 4 replicas."
+    assert candidates("Ran it, took 4 hours and you should restart workers.", 20, "assistant") == []
     for said in (
         "Got it, I will remember that.",
         "You should raise the timeout to 60s because the job runs long.",

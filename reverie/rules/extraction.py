@@ -271,7 +271,8 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
 
 # The assistant reporting what a tool showed it: a verified result, not advice.
 _REPORT: Final = re.compile(
-    r"^(?:i|we)(?: just| have| 've|'ve)? (?:checked|ran|run|looked(?: it)? up|looked at|queried"
+    r"^(?:(?:i|we)(?: just| have| 've|'ve)? )?(?:checked|ran|run|looked(?: it)? up|looked at"
+    r"|queried"
     r"|verified|confirmed|inspected|fetched|read|searched|tested|measured|listed|opened|pulled"
     r"|grepped|pinged|called|tried|viewed|examined|scanned|dumped)\b[^:]*?(?::\s*|,?\s+(?:and"
     r"|which shows?|it shows?|it says|it returned|that)\s+)(?P<fact>.+)$"
@@ -294,7 +295,8 @@ def _reported(body: str, min_chars: int) -> list[Candidate]:
         m = _REPORT.match(sentence)
         if m:
             fact = (m["fact"] or m["fact2"] or m["fact3"] or "").strip()
-            out += _statements([fact[:1].upper() + fact[1:]], min_chars)
+            if not _NARRATION.match(fact):  # what it found, not what it advises
+                out += _statements([fact[:1].upper() + fact[1:]], min_chars)
             continue
         if short and not _NARRATION.match(sentence):
             out += [c for c in _statements([sentence], min_chars) if _finding(c)]
