@@ -171,3 +171,22 @@ async def test_a_preference_said_in_another_store_is_not_stored_again(
         await rv.wait_idle()
     assert await ns.entries("user") == []
     assert len(await ns.entries("soul")) == 1
+
+
+def test_a_change_of_one_value_of_many_does_not_hide_the_rest() -> None:
+    """Invariant (nothing silently lost): a statement that changes one value of a fact that
+    holds several others does not supersede it; search still puts it first."""
+    summary = "Hollis bills $450 per hour, 112 exhibits, trial in room 2204, Pike deposed May 21"
+    update = "Hollis raised his rate to $525 per hour"
+    assert changes_value(update, summary)
+    assert not supersedes(update, summary)
+    assert supersedes(update, "Hollis bills $450 per hour")
+
+
+def test_the_value_a_change_comes_from_is_not_a_new_value() -> None:
+    """ "moved from May 21 to May 28" does not correct a fact that already says May 28."""
+    already = "Pike deposition May 28, 2:00 p.m., at the Feldstein offices"
+    assert not supersedes("the Pike deposition was moved from May 21 to May 28", already)
+    assert supersedes(
+        "the Pike deposition was moved from May 21 to May 28", "Pike deposition May 21"
+    )

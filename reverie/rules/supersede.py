@@ -39,6 +39,7 @@ from reverie.rules.similarity import (
     shape,
     stem,
     tokens,
+    value_sequence,
 )
 
 _CORRECTION_PREFIX = re.compile(
@@ -269,6 +270,22 @@ def _same_role(new: Claim, old: Claim) -> bool:
     } and new.subject != old.subject
 
 
+PARTIAL_VALUES = 2
+
+
+def replaces_value(new_text: str, old_text: str) -> bool:
+    """A natural correction of the whole old fact: it changes one of its values and the old
+    fact holds no more than one other value the new one does not repeat. Changing one of
+    a summary's many values ("Pike deposition May 28, Hollis $525/h, 127 exhibits …" →
+    "the deposition moved to May 30") must not hide the rest: both stay live, and search
+    puts the newer first (``changes_value`` alone, in ``stores.search``)."""
+    if not changes_value(new_text, old_text):
+        return False
+    new_values = {v for v, _, _ in value_slots(new_text)}
+    others = [v for v, _, _ in value_slots(old_text) if v not in new_values]
+    return len(others) < PARTIAL_VALUES + 1
+
+
 def supersedes(new_text: str, old_text: str) -> bool:
     """True when ``new_text`` is a correction of ``old_text`` under the rule above."""
     new, old = parse(new_text), parse(old_text)
@@ -284,9 +301,9 @@ def supersedes(new_text: str, old_text: str) -> bool:
                 and new.relation == old.relation
                 and _attribute(new_text, new)
                 and _attribute(old_text, old)
-            ) or changes_value(new_text, old_text)
-        return _same_role(new, old) or changes_value(new_text, old_text)
-    if changes_value(new_text, old_text):
+            ) or replaces_value(new_text, old_text)
+        return _same_role(new, old) or replaces_value(new_text, old_text)
+    if replaces_value(new_text, old_text):
         return True
     if _reports_event(new_text) or _reports_event(old_text):
         return False  # events accumulate; only states supersede
@@ -378,7 +395,8 @@ def changes_value(new_text: str, old_text: str) -> bool:
         return False  # cheap first: most pairs end here
     old_slots = value_slots(old_text)
     old_values = {v for v, _, _ in old_slots}
-    fresh = [s for s in value_slots(new_text, _WINDOW + 2) if s[0] not in old_values]
+    former = set(value_sequence(parse(new_text).negated or ""))  # "from May 21 to …"
+    fresh = [s for s in value_slots(new_text, _WINDOW + 2) if s[0] not in old_values | former]
     if not fresh or not old_slots:
         return False
     if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):

@@ -17,7 +17,7 @@ from datetime import datetime
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, word_set
-from reverie.rules.supersede import supersedes
+from reverie.rules.supersede import changes_value, supersedes
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import SearchHit, SearchResults
@@ -242,7 +242,9 @@ def _corrections_first(ranked: list[_Ranked]) -> None:
             above, below = ranked[i], ranked[j]
             if (below.hit.written_at or "") <= (above.hit.written_at or ""):
                 continue
-            if supersedes(below.hit.text, above.hit.text):
+            if supersedes(below.hit.text, above.hit.text) or changes_value(
+                below.hit.text, above.hit.text
+            ):
                 ranked[i] = replace(below, hit=replace(below.hit, score=above.hit.score))
                 ranked[j] = replace(above, hit=replace(above.hit, score=below.hit.score))
 
