@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from reverie.clock import iso
 from reverie.config import Config
-from reverie.stores import entries, review_state, skills, topics
+from reverie.stores import entries, skills, summaries, topics
 from reverie.stores.records import ENTRY_SEPARATOR, Entry
 from reverie.tools import SNAPSHOT_MARK
 
@@ -66,31 +66,10 @@ def _topic_line(
     line = f"- {name}: {live_count} facts"
     if superseded:
         line += f" ({superseded} superseded)"
-    summary = review_state.get(conn, namespace, f"summary:{name}", "")
-    if summary and _stale(conn, namespace, name):
-        summary = _newest(topics.newest(conn, namespace, name, 5), TOPIC_LINE_CHARS - len(line))
+    summary = summaries.current(conn, namespace, name, TOPIC_LINE_CHARS - len(line))
     if summary:
         line += f" — {summary}"
     return _line(line, TOPIC_LINE_CHARS)
-
-
-def _stale(conn: sqlite3.Connection, namespace: str, topic: str) -> bool:
-    """Whether the topic gained a fact past the one its summary was distilled up to."""
-    watermark = int(review_state.get(conn, namespace, f"distill:watermark:{topic}", 0))
-    return topics.last_change(conn, namespace, topic) > watermark
-
-
-def _newest(texts: list[str], budget: int) -> str:
-    """Newest first, whole facts within ``budget`` chars (the first one at least)."""
-    kept: list[str] = []
-    size = 3  # the " — " before them
-    for text in (" ".join(t.split()) for t in texts):
-        extra = len(text) + (2 if kept else 0)
-        if kept and size + extra > budget:
-            break
-        kept.append(text)
-        size += extra
-    return "; ".join(kept)
 
 
 def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) -> Snapshot:

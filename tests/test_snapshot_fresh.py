@@ -4,6 +4,7 @@ gives way to the topic's live facts until the next distill catches up."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,23 @@ async def test_the_live_facts_fit_the_topic_line(rv: reverie.Reverie) -> None:
         line = topic_line(s.snapshot, "hosts")
     assert len(line) <= 240 and "stage-1" not in line
     assert line.split(" — ", 1)[1].startswith("The staging host is stage-2.internal; Worker 11")
+
+
+async def test_summary_md_never_shows_a_superseded_value(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Invariant: after a correction, summary.md holds the live facts until the next
+    distill — also when the projections are rebuilt on open."""
+    home = tmp_path / "h"
+    config = Config().with_section("distiller", min_new_facts=1)
+    async with reverie.open(home, clock=clock, config=config) as rv:
+        await save(rv, "a", "deploy", "The deploy timeout is 30s", "ADD")
+        await rv.review(force=True)
+        path = rv.home / "default" / "topics" / "deploy" / "summary.md"
+        assert "30s" in path.read_text()
+        await save(rv, "b", "deploy", "The deploy timeout is 45s", "SUPERSEDE")
+        assert "45s" in path.read_text() and "30s" not in path.read_text()
+    path.write_text("The deploy timeout is 30s\n")  # a stale file, as an older reverie left it
+    async with reverie.open(home, clock=clock, config=config):
+        pass
+    assert "45s" in path.read_text() and "30s" not in path.read_text()

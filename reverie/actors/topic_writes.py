@@ -23,7 +23,7 @@ from reverie.rules.supersede import (
     restates,
     restates_values,
 )
-from reverie.stores import generated, topics
+from reverie.stores import generated, summaries, topics
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
 from reverie.tools import TopicCommand
@@ -135,6 +135,7 @@ class TopicWrites(WriteBase):
             generated.forget(conn, self.namespace, f"distiller:{topic}")  # stale now
             events.append(supersede_event(old.id, fact.id, now))
             follow_ups = self._after_supersede(conn, old, fact)
+            follow_ups.append(self._fresh_summary(conn, topic))
             decision = Decision.SUPERSEDE
             message = (
                 f"superseded {old.id} ({old.content[:80]!r}); the old fact is kept "
@@ -163,6 +164,17 @@ class TopicWrites(WriteBase):
         if old is not None:
             extra["superseded"] = old.id
         return Outcome(result(decision, fact.id, message, **extra), [project, *follow_ups])
+
+    def _fresh_summary(self, conn: sqlite3.Connection, topic: str) -> Projection:
+        """summary.md never shows a value a correction replaced: until the next distill it
+        holds the topic's newest live facts."""
+        text = summaries.current(conn, self.namespace, topic, separator="\n")
+
+        def project(_: sqlite3.Connection) -> None:
+            if text:
+                self.s.projector.write_summary(self.namespace, topic, text)
+
+        return project
 
     def _after_supersede(self, conn: sqlite3.Connection, old: Fact, new: Fact) -> list[Projection]:
         """What else a correction changes, in the same transaction (the writer keeps a

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from reverie.stores import entries, review_state, skills, topics
+from reverie.stores import entries, skills, summaries, topics
 from reverie.stores.records import Fact, Skill
 
 FILES = {"memory": "MEMORY.md", "user": "USER.md", "soul": "SOUL.md"}
@@ -190,7 +190,7 @@ class Projector:
             if not path.exists() or _line_count(path) != len(events) or not _whole(path):
                 atomic_write(path, "".join(_line(e) for e in events))
                 rebuilt.append(str(path.relative_to(self.home)))
-            summary = review_state.get(conn, namespace, f"summary:{topic}")
+            summary = summaries.current(conn, namespace, topic, separator="\n")
             path = self.summary_file(namespace, topic)
             if summary and _read(path) != summary + "\n":
                 atomic_write(path, summary + "\n")
