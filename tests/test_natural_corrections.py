@@ -32,6 +32,8 @@ NATURAL = [
     ("our budget is 1,200 credits per month", "finance bumped our credit budget to 1500/mo"),
     ("crash-free target is 99.5% btw", "we raised crash-free target to 99.7 since last week"),
     ("global batch 256 on 4 GPUs", "going to batch 512 and lowering lr to 1e-4"),
+    ("The payments dashboard is grafana.acme.io/d/pay-42.", "btw we set the dashboard to pay-57"),
+    ("The payments dashboard is grafana.acme.io/d/pay-57.", "new payments dashboard: d/pay-42"),
 ]
 
 UNRELATED = [

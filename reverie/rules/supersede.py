@@ -104,7 +104,7 @@ _IRREGULAR_PAST = frozenset(
     """wrote ran sent made did went took got built found gave told saw met left brought
     bought paid caught fell felt kept lost put read said sold spent stood thought won""".split()
 )
-_FILLER = frozenset({"now", "currently", "actually", "no", "longer", "still", "really"})
+_FILLER = frozenset({"now", "currently", "actually", "no", "longer", "still", "really", "new"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,7 +326,7 @@ _CHANGE = re.compile(
     r"|bumping|moving|switching|changing|extending|dropping|cutting|going to"
     r"|(?:to|will) (?:reduce|increase|decrease|raise|lower|bump|extend|shift|move|change"
     r"|switch|cut|push)"
-    r"|from [^,;.]{1,40} to)\b"
+    r"|from [^,;.]{1,40} to|set (?:[\w'./-]+ ){0,4}to)\b"
     r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,3}to\s+\S*\d",
     re.I,
 )
