@@ -1,0 +1,248 @@
+"""Value slots: natural corrections and restatements read through the values a text holds
+and the words around each ("$5,000 for software licenses" → "the budget for software
+licenses increased to $6,200"); docs/supersede.md, rule 4."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from reverie.rules.claims import CORRECTION_PREFIX, FILLER, PRONOUNS, parse, same_subject
+from reverie.rules.similarity import (
+    STOPWORDS,
+    canonical,
+    is_value,
+    shape,
+    stem,
+    tokens,
+    value_sequence,
+)
+
+# Saying that a value changed: a verb of change, "now", or a participle with "to <value>"
+# ("has been adjusted to 1,200"). Closed by meaning, not fitted to one phrasing.
+_CHANGE = re.compile(
+    r"\b(?:now|no longer|anymore|any more|instead|actually|scratch that|correction|updated?"
+    r"|changed?|moved|switched|increased|decreased|raised|lowered|reduced|bumped|grown|grew"
+    r"|rose|risen|dropped|fell|fallen|extended|shortened|shifted|improved|adjusted|upgraded"
+    r"|downgraded|replaced|revised|expanded|doubled|halved|climbed|jumped|slipped|boosted"
+    r"|pushed|postponed|delayed|rescheduled|brought forward|went (?:up|down)|reached|hit"
+    r"|surpassed|exceeded|climbed to|now at|raising|lowering|increasing|decreasing|reducing"
+    r"|bumping|moving|switching|changing|extending|dropping|cutting|going to"
+    r"|(?:to|will) (?:reduce|increase|decrease|raise|lower|bump|extend|shift|move|change"
+    r"|switch|cut|push)"
+    r"|from [^,;.]{1,40} to|set (?:[\w'./-]+ ){0,4}to)\b"
+    r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,3}to\s+\S*\d",
+    re.I,
+)
+_WINDOW = 4
+
+
+@lru_cache(maxsize=65536)
+def value_slots(text: str, window: int = _WINDOW) -> tuple[tuple[str, frozenset[str], str], ...]:
+    """Each value token of a text with the content words around it (what the value is a
+    value of) and the word right after it (its unit): "1,000 calls/day quota" gives
+    ("1,000", {call, day, quota}, "call"). Names (capitalised words) are left out: they
+    say whose value it is, not which value."""
+    body = CORRECTION_PREFIX.sub("", text, count=1)
+    names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b", body)} - _CALENDAR
+    words = tokens(body)
+    out = []
+    for i, word in enumerate(words):
+        if not is_value(word):
+            continue
+        near: set[str] = set()
+        for other in words[max(0, i - window) : i + window + 1]:
+            for part in re.split(r"[/_]", other):  # "default_pool_size", "calls/day"
+                if part and not is_value(part) and part not in STOPWORDS | FILLER | names:
+                    near.add(stem(part))
+        unit = next(
+            (
+                stem(w)
+                for w in words[i + 1 : i + 2]
+                if w.isalpha() and w not in STOPWORDS and w not in _NOT_UNITS
+            ),
+            "",
+        )
+        after = words[i + 1] if i + 1 < len(words) else ""
+        out.append((canonical(word, after), frozenset(near - _CHANGE_WORDS), unit))
+    return tuple(out)
+
+
+# words that follow a value without being its unit ("45 since", "90 after the change")
+_NOT_UNITS = frozenset(
+    """since after before until because when while per via then now so but and or if as
+    than already yet still too also just again lol btw rn today tonight yesterday tomorrow
+    currently anymore fyi""".split()
+)
+_CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday""".split()
+)
+_CHANGE_WORDS = frozenset(
+    stem(w)
+    for w in """now update updated change changed moved switched increased decreased raised
+    lowered reduced bumped grown grew rose dropped fell extended shortened shifted improved
+    adjusted upgraded downgraded replaced revised expanded doubled halved from to recently
+    currently""".split()
+)
+
+
+def changes_value(new_text: str, old_text: str) -> bool:
+    """A natural correction: the new text says a value changed ("increased to 78%", "moved
+    to …/pay-57", "now 12 books"), or names the attribute the old text gave a value to
+    ("The staging DB is pg-stage-2 on port 5433" → "The staging DB port is 5434"); its one
+    new value is of the same kind as an old one, with the same unit, about the same thing
+    (a content word beside both values)."""
+    said = _says_change(new_text) or _changed_value(old_text)  # "dropped to 3" … "is 6"
+    if not (said or parse(new_text).has_relation):
+        return False  # cheap first: most pairs end here
+    old_slots = value_slots(old_text)
+    old_values = {v for v, _, _ in old_slots}
+    former = set(value_sequence(parse(new_text).negated or ""))  # "from May 21 to …"
+    fresh = [s for s in value_slots(new_text, _WINDOW + 2) if s[0] not in old_values | former]
+    if not fresh or not old_slots:
+        return False
+    if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
+        return False  # a new identifier beside a new value names another thing ("web-2 … 8002")
+    if not (said or _same_claim(new_text, old_text)):
+        if not any(_names_attribute(new_text, old_text, v) for v, _, _ in fresh):
+            return False
+    words = words_of(new_text)
+    need = 1
+    if len(fresh) == 1:  # one new value: the whole statement says what it is a value of,
+        fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
+        need = 2 if len(words) > _LONG else 1  # a long one shares two words with it
+    return any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots)
+
+
+@lru_cache(maxsize=65536)
+def _says_change(text: str) -> bool:
+    return _CHANGE.search(text) is not None
+
+
+@lru_cache(maxsize=65536)
+def _changed_value(text: str) -> bool:
+    """A change word right before a value ("dropped to 3 replicas"), not anywhere in a long
+    text ("I'm trying to update my timeline …")."""
+    return _CHANGED_VALUE.search(text) is not None
+
+
+_CHANGED_VALUE = re.compile(r"(?:" + _CHANGE.pattern + r")\s+(?:\w+\s+){0,2}?[$€£¥#]?\d", re.I)
+_LONG = 20  # content words: a statement this long says many things
+
+
+@lru_cache(maxsize=65536)
+def _names(text: str, initial: bool = False) -> frozenset[str]:
+    """The capitalised words of a text (its first too, with ``initial``; never a month, a
+    day or a function word): whose it is."""
+    body = CORRECTION_PREFIX.sub("", text, count=1).strip()
+    pattern = r"\b[A-Z][a-z]+\b" if initial else r"(?<!^)\b[A-Z][a-z]+\b"
+    found = {w.lower() for w in re.findall(pattern, body)}
+    return frozenset(found - _CALENDAR - STOPWORDS - PRONOUNS)
+
+
+@lru_cache(maxsize=65536)
+def words_of(text: str) -> frozenset[str]:
+    body = CORRECTION_PREFIX.sub("", text, count=1)
+    names = _names(text)
+    return (
+        frozenset(
+            stem(w)
+            for w in tokens(body)
+            if w.isalpha() and w not in STOPWORDS and w not in FILLER and w not in names
+        )
+        - _CHANGE_WORDS
+    )
+
+
+Slot = tuple[str, frozenset[str], str]
+
+
+def _same_slot(new: Slot, old: Slot, new_words: frozenset[str], need: int = 1) -> bool:
+    """Two values of one kind about the same thing: a shared content word beside both, and
+    no unit that the other side does not mention ("2 concerts" is not "3 kids")."""
+    (value, near, unit), (old_value, around, old_unit) = new, old
+    if slot_shape(value, unit) != slot_shape(old_value, old_unit):
+        return False
+    if len((near & around) - {unit, old_unit}) < need:  # a unit alone is not the thing
+        return False
+    return not old_unit or not unit or old_unit in new_words or unit in around
+
+
+def _same_claim(new_text: str, old_text: str) -> bool:
+    new, old = parse(new_text), parse(old_text)
+    return new.has_relation and old.has_relation and same_subject(new, old)
+
+
+_UNIT_SHAPES = {
+    "duration": frozenset(
+        "ms s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days"
+        " w wk wks week weeks month months year years".split()
+    ),
+    "percent": frozenset({"percent", "pct"}),
+    "money": frozenset("usd eur gbp dollars euros pounds bucks".split()),
+    "time": frozenset("am pm a.m p.m".split()),
+}
+
+
+def slot_shape(value: str, unit: str) -> str:
+    """A value's kind, read with the word after it: "90 sec" is a duration like "30s"."""
+    kind = shape(value)
+    if kind in {"percent", "version"} and value.count(".") <= 1:
+        kind = "number"  # "99.5%" and "99.7", "3.11" and "3.12": decimals alike
+    if kind == "number":
+        for name, units in _UNIT_SHAPES.items():
+            if unit in units or unit in {stem(u) for u in units}:
+                return name
+    return kind
+
+
+def _names_attribute(new_text: str, old_text: str, value: str) -> bool:
+    """ "<subject> <attribute> is <value>" where the old text said "<attribute> <value>"
+    about the same subject: the staging DB's port."""
+    new, old = parse(new_text), parse(old_text)
+    if not (new.has_relation and old.subject and old.subject < new.subject):
+        return False
+    words = tokens(old_text)
+    labels = {stem(words[i - 1]) for i, w in enumerate(words) if i and is_value(w)}
+    return bool((new.subject - old.subject) & labels) and value in new.value_tokens
+
+
+RESTATED_SHARE = 0.5
+
+
+def restates_values(new_text: str, old_text: str) -> bool:
+    """The same values about the same thing in other words ("as i said the backup retention
+    = 45d" / "improved the backup retention to 45d finally"): every value the same, in the
+    same order — the old text's first values, so "45d" restates "now 45 days (was 14 days)"
+    and "14 days" does not — each beside a content word it had before."""
+    new_slots, old_slots = value_slots(new_text), value_slots(old_text)
+    old_slots = old_slots[: len(new_slots)]  # "45d" restates "now 45 days (was 14 days)"
+    if not new_slots or [v for v, _, _ in new_slots] != [v for v, _, _ in old_slots]:
+        return False
+    if parse(new_text).negated or parse(old_text).negated:
+        return False
+    a, b = _names(new_text, initial=True), _names(old_text, initial=True)
+    if a and b and not (a <= b or b <= a):
+        return False  # the same number about Caroline and about Melanie
+    if len(new_slots) == 1:  # one value: the whole statement says what it is a value of,
+        x, y = words_of(new_text), words_of(old_text)  # and most of it is said by both
+        return bool(x & y) and len(x & y) >= RESTATED_SHARE * min(len(x), len(y))
+    return all(a & b for (_, a, _), (_, b, _) in zip(new_slots, old_slots, strict=True))
+
+
+PARTIAL_VALUES = 2
+
+
+def replaces_value(new_text: str, old_text: str) -> bool:
+    """A natural correction of the whole old fact: it changes one of its values and the old
+    fact holds no more than one other value the new one does not repeat. Changing one of
+    a summary's many values ("Pike deposition May 28, Hollis $525/h, 127 exhibits …" →
+    "the deposition moved to May 30") must not hide the rest: both stay live, and search
+    puts the newer first (``changes_value`` alone, in ``stores.search``)."""
+    if not changes_value(new_text, old_text):
+        return False
+    new_values = {v for v, _, _ in value_slots(new_text)}
+    others = [v for v, _, _ in value_slots(old_text) if v not in new_values]
+    return len(others) < PARTIAL_VALUES + 1
