@@ -184,7 +184,12 @@ def test_names_and_timezones_in_chat_forms(text: str, name: str | None, zone: st
 
 
 def test_people_channels_and_named_values_are_routed_to_topics() -> None:
-    for text in ("ciso is grace", "incidents go to #pay-incidents", "sso is okta"):
+    for text in (
+        "ciso is grace",
+        "incidents go to #pay-incidents",
+        "sso is okta",
+        "Alex owns billing since the reorg.",
+    ):
         [found] = candidates(text, 20) or [None]
         assert found is not None, text
         routed = route(found.text, found.tag, speaker="user", topics=[], max_topics=8)
@@ -205,3 +210,11 @@ def test_topics_are_named_from_the_subject_never_a_function_word(text: str, name
     found = topic_name(text)
     assert found == name
     assert found not in FUNCTION_WORDS and len(found) > 1
+
+
+def test_a_plain_event_is_still_not_a_fact() -> None:
+    for text in ("We had a long chat about the weather.", "The team runs every morning."):
+        [found] = candidates(text, 20) or [None]
+        assert found is not None
+        routed = route(found.text, found.tag, speaker="user", topics=[], max_topics=8)
+        assert routed.home is Home.SKIP, (text, routed)

@@ -82,13 +82,27 @@ class Route:
         }
 
 
+def name_like(word: str) -> bool:
+    """A capitalised word that is not a function word: a person or a team."""
+    return word[:1].isupper() and word.lower() not in FUNCTION_WORDS
+
+
 def _specific(text: str) -> bool:
     return any(is_value(t) for t in tokens(text))
 
 
+# a person as the value of a responsibility: "Alex owns billing since the reorg"
+_OWNER = re.compile(
+    r"^(?:[A-Z][a-z]+(?: [A-Z][a-z]+)?|[a-z]+) (?:now )?(?:owns|leads|manages|runs|handles"
+    r"|maintains|is on[- ]call for|is responsible for|took over) \w+",
+)
+
+
 def _short_claim(text: str) -> bool:
     """A claim that gives a named subject a short value: a value too ("ciso is grace", "sso
-    moved from okta to entra id")."""
+    moved from okta to entra id", "Alex owns billing")."""
+    if _OWNER.match(text) and name_like(text.split()[0]):
+        return True
     claim = parse(re.split(r"[,;(]|\s[-\u2014]\s", text)[0])  # its first clause
     return (
         claim.has_relation
