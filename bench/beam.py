@@ -288,20 +288,38 @@ JUNK_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (label, re.compile(pattern, re.MULTILINE))
     for label, pattern in (
         ("marker", r"->->"),
-        ("log/trace", r"Traceback|File \"[^\"]+\", line \d+|^\s*\w*(?:Error|Exception):"
-         r"|\b(?:INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL)\b[\]:]|\d{4}-\d\d-\d\d[ T]\d\d:\d\d"),
+        (
+            "log/trace",
+            r"Traceback|File \"[^\"]+\", line \d+|^\s*\w*(?:Error|Exception):"
+            r"|\b(?:INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL)\b[\]:]|\d{4}-\d\d-\d\d[ T]\d\d:\d\d",
+        ),
         ("table", r"^\s*\|.*\||\|\s*:?-{3,}"),
-        ("latex", r"\\(?:frac|text|begin|end|sum|int|cdot|times|sqrt|left|right)\b|\$\$"
-         r"|\\\(|\\\["),
-        ("shell", r"^\s*(?:\$|>>>|PS>|C:\\>)\s|^\s*(?:pip|npm|yarn|git|docker|curl|sudo"
-         r"|python3?|cd|ls|export|kubectl|brew|apt(?:-get)?)\s+[-\w./]"),
-        ("json/yaml", r"^\s*[{\[]\s*\"|\"\w+\"\s*:\s*|^\s*-?\s*[a-z_]+_[a-z_]+:\s"
-         r"|^\s*-\s+name:\s"),
-        ("code", r"```|^\s*(?:def\s+\w+\(|class\s+\w+[(:]|import\s+[\w.]+\s*$|from\s+[\w.]+"
-         r"\s+import\b|return\b|(?:const|let|var)\s+\w+\s*=|function\s*\w*\(|#include\b"
-         r"|elif\b|try:|except\b|@\w+[.(]|(?:public|private)\s+(?:static\s+)?\w+\s+\w+\s*\()"),
-        ("code", r"[;{}]\s*$|=>|\w\)\s*:\s*$|^\s*[\w.\[\]'\"]+\s*[+\-*/]?=\s*[\w'\"(\[{]"
-         r"|\b[a-z_]\w*\([^()\s]*\)\.\w|^\s*</?[a-z][\w-]*(?:\s[^>]*)?>"),
+        (
+            "latex",
+            r"\\(?:frac|text|begin|end|sum|int|cdot|times|sqrt|left|right)\b|\$\$"
+            r"|\\\(|\\\[",
+        ),
+        (
+            "shell",
+            r"^\s*(?:\$|>>>|PS>|C:\\>)\s|^\s*(?:pip|npm|yarn|git|docker|curl|sudo"
+            r"|python3?|cd|ls|export|kubectl|brew|apt(?:-get)?)\s+[-\w./]",
+        ),
+        (
+            "json/yaml",
+            r"^\s*[{\[]\s*\"|\"\w+\"\s*:\s*|^\s*-?\s*[a-z_]+_[a-z_]+:\s"
+            r"|^\s*-\s+name:\s",
+        ),
+        (
+            "code",
+            r"```|^\s*(?:def\s+\w+\(|class\s+\w+[(:]|import\s+[\w.]+\s*$|from\s+[\w.]+"
+            r"\s+import\b|return\b|(?:const|let|var)\s+\w+\s*=|function\s*\w*\(|#include\b"
+            r"|elif\b|try:|except\b|@\w+[.(]|(?:public|private)\s+(?:static\s+)?\w+\s+\w+\s*\()",
+        ),
+        (
+            "code",
+            r"[;{}]\s*$|=>|\w\)\s*:\s*$|^\s*[\w.\[\]'\"]+\s*[+\-*/]?=\s*[\w'\"(\[{]"
+            r"|\b[a-z_]\w*\([^()\s]*\)\.\w|^\s*</?[a-z][\w-]*(?:\s[^>]*)?>",
+        ),
         ("lead-in", r":\s*\**\s*$"),
         ("heading", r"^\s*#{1,6}\s|^\s*\*\*[^*]+\*\*\s*:?\s*$"),
     )
@@ -643,8 +661,10 @@ def summarise(scored: list[Scored]) -> dict[str, Any]:
         "baseline_sum": [sum(s.baseline[i] for s in scored) for i in range(len(KS))],
         "held": [sum(held), len(held)],
         "held_by_category": {
-            c: [sum(1 for s in scored if s.category == c and s.held), sum(
-                1 for s in scored if s.category == c and s.held is not None)]
+            c: [
+                sum(1 for s in scored if s.category == c and s.held),
+                sum(1 for s in scored if s.category == c and s.held is not None),
+            ]
             for c in HELD_CATEGORIES
         },
         "update_first": [sum(first), len(first)],
@@ -678,8 +698,18 @@ def derive(r: dict[str, Any]) -> dict[str, Any]:
 
 def total(results: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"name": "total"}
-    for key in ("questions", "turns", "model_calls", "items", "junk", "assistant", "requests",
-                "memory", "memory_junk", "seconds"):
+    for key in (
+        "questions",
+        "turns",
+        "model_calls",
+        "items",
+        "junk",
+        "assistant",
+        "requests",
+        "memory",
+        "memory_junk",
+        "seconds",
+    ):
         out[key] = sum(r[key] for r in results)
     for key in ("recall_sum", "baseline_sum", "held", "update_first", "flush"):
         out[key] = [sum(r[key][i] for r in results) for i in range(len(results[0][key]))]
@@ -727,25 +757,41 @@ def print_report(results: list[dict[str, Any]], tot: dict[str, Any]) -> None:
     for r in [*results, tot]:
         print(row(r))
     d = derive(tot)
-    print(f"\n{tot['questions']} questions with evidence, {tot['turns']} turns, "
-          f"{tot['seconds']:.0f} s feeding")
+    print(
+        f"\n{tot['questions']} questions with evidence, {tot['turns']} turns, "
+        f"{tot['seconds']:.0f} s feeding"
+    )
     for i, k in enumerate(KS):
-        print(f"recall@{k}: reverie {d['recall'][i]:.3f} vs BM25 {d['baseline'][i]:.3f}; "
-              f"ratio {verdict(d['ratio'][i], AIMS['recall_ratio'])}")
-    print(f"answer held in a top-5 fact/entry hit: {verdict(d['held'], AIMS['held'])} "
-          f"{tot['held']}; by category {tot['held_by_category']}")
-    print(f"updated value ranked first: {verdict(d['update_first'], AIMS['update_first'])} "
-          f"{tot['update_first']}")
+        print(
+            f"recall@{k}: reverie {d['recall'][i]:.3f} vs BM25 {d['baseline'][i]:.3f}; "
+            f"ratio {verdict(d['ratio'][i], AIMS['recall_ratio'])}"
+        )
+    print(
+        f"answer held in a top-5 fact/entry hit: {verdict(d['held'], AIMS['held'])} "
+        f"{tot['held']}; by category {tot['held_by_category']}"
+    )
+    print(
+        f"updated value ranked first: {verdict(d['update_first'], AIMS['update_first'])} "
+        f"{tot['update_first']}"
+    )
     print(f"flush reach: {verdict(d['flush_reach'], AIMS['flush_reach'])} {tot['flush']}")
-    print(f"junk share of stored items: {verdict(d['junk'], AIMS['junk'], True)} "
-          f"({tot['junk']}/{tot['items']}) {tot['junk_reasons']}")
+    print(
+        f"junk share of stored items: {verdict(d['junk'], AIMS['junk'], True)} "
+        f"({tot['junk']}/{tot['items']}) {tot['junk_reasons']}"
+    )
     print(f"items taken from assistant answers: {d['assistant_share']:.3f} {tot['sources']}")
-    print(f"items that are requests / worries of the moment (not junk above): "
-          f"{tot['requests'] / max(tot['items'], 1):.3f} ({tot['requests']}/{tot['items']})")
-    print(f"model calls per 1000 turns: "
-          f"{verdict(d['calls_per_1000'], AIMS['calls_per_1000'], True)} ({tot['model_calls']})")
-    print(f"stored items {tot['items']} by creator {tot['by_creator']}; MEMORY.md items "
-          f"{tot['memory']}, junk {tot['memory_junk']}")
+    print(
+        f"items that are requests / worries of the moment (not junk above): "
+        f"{tot['requests'] / max(tot['items'], 1):.3f} ({tot['requests']}/{tot['items']})"
+    )
+    print(
+        f"model calls per 1000 turns: "
+        f"{verdict(d['calls_per_1000'], AIMS['calls_per_1000'], True)} ({tot['model_calls']})"
+    )
+    print(
+        f"stored items {tot['items']} by creator {tot['by_creator']}; MEMORY.md items "
+        f"{tot['memory']}, junk {tot['memory_junk']}"
+    )
     print("junk samples:")
     for r in results:
         for line in r["junk_samples"][:4]:
@@ -777,8 +823,12 @@ def main(argv: list[str] | None = None) -> int:
     results = anyio.run(run, args.data, args.limit, args.keep)
     tot = total(results)
     if args.json:
-        out = {"aims": AIMS, "conversations": [{**r, **derive(r)} for r in results],
-               "total": {**tot, **derive(tot)}, "wall_seconds": time.perf_counter() - t0}
+        out = {
+            "aims": AIMS,
+            "conversations": [{**r, **derive(r)} for r in results],
+            "total": {**tot, **derive(tot)},
+            "wall_seconds": time.perf_counter() - t0,
+        }
         print(json.dumps(out, indent=1, default=str))
     else:
         print_report(results, tot)

@@ -172,13 +172,19 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
 
 def print_summary(s: dict[str, Any]) -> None:
     print(f"{s['pairs']} knowledge-update pairs saved to one topic each")
-    print(f"SUPERSEDE share: {s['supersede']:.3f} (aim >= {AIMS['supersede']})"
-          f" {'ok' if s['supersede'] >= AIMS['supersede'] else 'MISS'}")
-    print(f"new statement first fact hit: {s['new_first']:.3f} (aim >= {AIMS['new_first']})"
-          f" {'ok' if s['new_first'] >= AIMS['new_first'] else 'MISS'}")
+    print(
+        f"SUPERSEDE share: {s['supersede']:.3f} (aim >= {AIMS['supersede']})"
+        f" {'ok' if s['supersede'] >= AIMS['supersede'] else 'MISS'}"
+    )
+    print(
+        f"new statement first fact hit: {s['new_first']:.3f} (aim >= {AIMS['new_first']})"
+        f" {'ok' if s['new_first'] >= AIMS['new_first'] else 'MISS'}"
+    )
     print(f"decisions of the second save: {s['decisions']}")
-    print(f"SUPERSEDE share among the {s['related_pairs']} pairs sharing >= 2 content words: "
-          f"{s['related_supersede']:.3f}")
+    print(
+        f"SUPERSEDE share among the {s['related_pairs']} pairs sharing >= 2 content words: "
+        f"{s['related_supersede']:.3f}"
+    )
     for e in s["errors"]:
         print(f"  error: {e}")
     print("pairs that ADDed (the old fact stays live beside the new one):")

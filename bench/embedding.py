@@ -31,6 +31,7 @@ import anyio
 import reverie
 from bench import locomo
 from bench._common import fact
+from bench.write_path import through_reverie
 from reverie.embedding import WordLlamaEmbedder, wordllama_installed
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -68,18 +69,6 @@ def extra_size() -> tuple[float, list[str]]:
     return total / 1e6, added
 
 
-async def writes(home: Path, texts: list[str], embedder: Any) -> float:
-    async with reverie.open(home, embedder=embedder) as rv:
-        async with rv.namespace("bench").session("w") as s:
-            start = time.perf_counter()
-            for i, text in enumerate(texts):
-                result = await s.call_tool(
-                    "topic", {"action": "save", "topic": f"t{i % 10}", "content": text}
-                )
-                assert result["decision"] == "ADD", result
-            return time.perf_counter() - start
-
-
 async def embed_pass(home: Path, embedder: WordLlamaEmbedder, n: int) -> float:
     """Time for searches to embed every stored row (a bounded batch per search)."""
     async with reverie.open(home, embedder=embedder) as rv:
@@ -96,8 +85,8 @@ async def write_path(n: int, embedder: WordLlamaEmbedder) -> None:
     off, on = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(2):  # alternate, best of two: the machine is shared
-            off.append(await writes(Path(tmp) / f"off{r}", texts, None))
-            on.append(await writes(Path(tmp) / f"on{r}", texts, embedder))
+            off.append(await through_reverie(Path(tmp) / f"off{r}", texts, None))
+            on.append(await through_reverie(Path(tmp) / f"on{r}", texts, embedder))
         embed_s = await embed_pass(Path(tmp) / "on0", embedder, n)
     print(f"write path, {n} topic saves (best of 2):")
     print(f"  seam off: {n / min(off):7.0f} writes/s")

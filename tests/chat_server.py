@@ -11,6 +11,7 @@ from typing import Any
 
 from reverie.model import questions
 from reverie.model.offline import OfflineModel
+from tests.local_http import send_json
 
 GOOD, FAIL, MALFORMED, SLOW = "good", "500", "malformed", "slow"
 
@@ -56,15 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             answer = OfflineModel().answer(stage, payload)
             text = _completion(json.dumps(answer), body)
-        data = text.encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client timed out first
+        send_json(self, status, text)
 
     def log_message(self, *args: object) -> None:
         pass

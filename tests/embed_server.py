@@ -11,6 +11,8 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.local_http import send_json
+
 GOOD, FAIL, MALFORMED, WRONG_DIM, SLOW = "good", "500", "malformed", "wrong-dim", "slow"
 DIM = 64
 CONCEPTS = {
@@ -63,15 +65,7 @@ class _Handler(BaseHTTPRequestHandler):
             text = text[: len(text) // 2]
         elif mode == WRONG_DIM:
             text = _answer(texts, body.get("model", ""), DIM + 1)
-        data = text.encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client timed out first
+        send_json(self, status, text)
 
     def log_message(self, *args: object) -> None:
         pass

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from reverie.model import Answer, Deferred, Field, OpenAICompatible, Prompt, Schema
-from tests.local_http import base_url, serving
+from tests.local_http import base_url, send_json, serving
 
 VERDICT = Schema(
     (
@@ -52,26 +52,19 @@ class Handler(BaseHTTPRequestHandler):
         self.server.requests.append(body)
         self.server.headers_seen.append(dict(self.headers))
         kind, value = self.server.script.pop(0) if self.server.script else ("json", GOOD)
-        status, payload = 200, b""
+        status, payload = 200, ""
         if kind == "sleep":
             time.sleep(value[0])
             kind, value = "json", value[1]
         if kind == "json":
-            payload = json.dumps(completion(json.dumps(value))).encode()
+            payload = json.dumps(completion(json.dumps(value)))
         elif kind == "content":
-            payload = json.dumps(completion(value)).encode()
+            payload = json.dumps(completion(value))
         elif kind == "status":
-            status, payload = value, b'{"error": "scripted"}'
+            status, payload = value, '{"error": "scripted"}'
         elif kind == "raw":
-            payload = value.encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (the timeout tests)
+            payload = value
+        send_json(self, status, payload)  # a client that gave up (the timeout tests) is fine
 
     def log_message(self, *args: object) -> None:
         pass

@@ -151,6 +151,8 @@ async def test_the_flush_does_not_bring_back_what_the_agent_replaced(rv: reverie
         await s.idle()
         await rv.wait_idle()
     assert [e.content for e in await ns.entries("user")] == ["I prefer answers in English."]
+    [flush] = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert flush["skipped_because"] == {"the agent removed or replaced it after this turn": 1}
 
 
 def test_an_old_value_mentioned_as_former_is_not_restated() -> None:
@@ -173,6 +175,8 @@ async def test_a_preference_said_in_another_store_is_not_stored_again(
         await rv.wait_idle()
     assert await ns.entries("user") == []
     assert len(await ns.entries("soul")) == 1
+    [flush] = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert flush["skipped_because"] == {"another injected store says it already": 1}
 
 
 def test_a_change_of_one_value_of_many_does_not_hide_the_rest() -> None:

@@ -28,13 +28,7 @@ from reverie.model.seam import Deferred
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
-from reverie.rules.supersede import (
-    closeness,
-    keys,
-    restates,
-    restates_values,
-    supersedes,
-)
+from reverie.rules.supersede import closeness, keys, same_fact, supersedes
 from reverie.stores import entries, extracts, ledger, review_state, timeline, topics
 from reverie.stores.extracts import Extract
 from reverie.telemetry.logs import get_logger
@@ -45,7 +39,10 @@ log = get_logger("reverie.flusher")
 
 WATERMARK = "flush:watermark"
 WAITING = "flush:waiting"
-WAITING_CAP = 200  # candidates a budget left for later; beyond it the oldest stay in the log
+WAITING_CAP = 200
+_INJECTED = frozenset(
+    {Home.MEMORY, Home.USER, Home.SOUL}
+)  # candidates a budget left for later; beyond it the oldest stay in the log
 _WRITTEN = frozenset({"ADD", "SUPERSEDE", "REPLACED"})
 
 
@@ -205,7 +202,7 @@ class Flusher(Actor):
         related = topics.related(conn, self.namespace, text, RELATED_FACTS)
         threshold = self.s.config.writer.jaccard_threshold
         for fact in related:  # a restatement first: its topic answers NOOP, once
-            if restates_values(text, fact.content) or near_duplicate(text, fact.content, threshold):
+            if same_fact(text, fact.content, threshold):
                 return fact.topic
         corrected = [f for f in related if supersedes(text, f.content)]
         if not corrected:
@@ -289,10 +286,10 @@ class Flusher(Actor):
             return "skip"
         home = Home(route["home"])
         horizon = batch.horizons.get(extract.episode_id, 0)
-        stale = await self.s.db.read(lambda conn: self._outdated(conn, home, route, horizon))
-        if stale:
+        known = await self.s.db.read(lambda conn: self._known(conn, home, route, horizon))
+        if known:
             report.skipped += 1
-            report.skipped_because["a newer value was written after this turn"] += 1
+            report.skipped_because[known] += 1
             return "skip"
         if await self._paraphrase(home, str(route["content"])):
             report.noops += 1
@@ -317,42 +314,40 @@ class Flusher(Actor):
             report.refused += 1
         return "done"
 
-    def _outdated(
+    def _known(
         self, conn: sqlite3.Connection, home: Home, route: dict[str, Any], horizon: int
-    ) -> bool:
-        """Time order: the turn's reading never overrides what was written after it — a
-        fact about the same subject, or an entry the agent removed or replaced."""
+    ) -> str | None:
+        """Why the store knows better than this turn, if it does. Time order: the turn's
+        reading never overrides what was written after it (a fact about the same subject,
+        an entry the agent removed or replaced); one home, once: what another injected
+        store (USER.md / SOUL.md / MEMORY.md) already says is not said again."""
         content = str(route["content"])
+        threshold = self.s.config.writer.jaccard_threshold
         if home is Home.TOPIC:
             found = keys(content)
             newer = timeline.written_after(
                 conn, self.namespace, horizon, subject=found.subject, skeleton=found.skeleton
             )
-            threshold = self.s.config.writer.jaccard_threshold
-            return any(
+            if any(
                 (
                     (found.subject is not None and keys(text).subject == found.subject)
                     or supersedes(text, content)
                 )
-                and not (
-                    restates(content, text)
-                    or restates_values(content, text)
-                    or near_duplicate(content, text, threshold)
-                )
+                and not same_fact(content, text, threshold)
                 for text in newer
-            )
-        threshold = self.s.config.writer.jaccard_threshold
+            ):
+                return "a newer value was written after this turn"
+            return None
         undone = timeline.undone_after(conn, self.namespace, horizon)
         if any(near_duplicate(content, old, threshold) for old in undone):
-            return True
-        # said already in another of the injected stores (USER.md / SOUL.md / MEMORY.md):
-        # one home, once
-        return home in {Home.MEMORY, Home.USER, Home.SOUL} and any(
+            return "the agent removed or replaced it after this turn"
+        if home in _INJECTED and any(
             near_duplicate(content, e.content, threshold)
-            for target in (Home.MEMORY, Home.USER, Home.SOUL)
-            if target is not home
+            for target in _INJECTED - {home}
             for e in entries.live(conn, self.namespace, target.value)
-        )
+        ):
+            return "another injected store says it already"
+        return None
 
     def _command(self, route: dict[str, Any], extract: Extract) -> tuple[Command | None, str]:
         """The write a route asks for, checked against the candidate and the tools' own

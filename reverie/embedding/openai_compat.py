@@ -9,19 +9,16 @@ dimension — so search never sees an exception from here and never stores a bad
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-import anyio
 import httpx
 
+from reverie._http import JsonClient
 from reverie.embedding.seam import Vector, checked
 from reverie.model.seam import Deferred
 from reverie.telemetry.logs import get_logger
 
 log = get_logger("reverie.embedding")
-
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
 def embeddings_url(base_url: str) -> str:
@@ -31,9 +28,11 @@ def embeddings_url(base_url: str) -> str:
     return f"{base}/embeddings" if base.endswith("/v1") else f"{base}/v1/embeddings"
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(JsonClient):
     """``POST {base_url}/v1/embeddings``; ``dim`` 0 takes the first answer's dimension and
     holds every later answer to it."""
+
+    who = "the embedder"
 
     def __init__(
         self,
@@ -47,67 +46,35 @@ class OpenAIEmbedder:
         backoff_s: float = 0.5,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-        if dim < 0 or retries < 0:
-            raise ValueError("dim and retries must not be negative")
-        self.name = model
-        self.dim = dim
-        self.retries = retries
-        self.backoff_s = backoff_s
-        self._url = embeddings_url(base_url)
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            headers=headers,
-            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+        if dim < 0:
+            raise ValueError("dim must not be negative")
+        super().__init__(
+            base_url,
+            api_key,
+            timeout_s=timeout_s,
+            retries=retries,
+            backoff_s=backoff_s,
             transport=transport,
         )
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
+        self.name = model
+        self.dim = dim
+        self._url = embeddings_url(base_url)
 
     async def embed(self, texts: Sequence[str]) -> list[Vector] | Deferred:
         """One vector per text, unit length, in order; or Deferred saying why not."""
         if not texts:
             return []
         body = {"model": self.name, "input": list(texts)}
-        reason = "no attempt made"
-        for attempt in range(self.retries + 1):
-            if attempt:
-                await anyio.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                response = await self._client.post(self._url, json=body)
-            except httpx.TimeoutException:
-                reason = "the embedder did not answer in time"
-                continue
-            except httpx.HTTPError as exc:
-                reason = f"the embedder could not be reached: {type(exc).__name__}"
-                continue
-            if response.status_code != 200:
-                reason = f"the embedder answered HTTP {response.status_code}"
-                if response.status_code in _RETRY_STATUS:
-                    continue
-                break
-            try:
-                vectors = checked(_vectors(response.json()), len(texts), self.dim)
-            except ValueError as exc:  # json.JSONDecodeError is a ValueError
-                reason = f"the answer was not usable: {exc}"
-                continue
-            self.dim = self.dim or len(vectors[0])
-            return vectors
-        log.warning("embedding_deferred", embedder=self.name, texts=len(texts), reason=reason)
-        return Deferred(reason=reason)
+        reply = await self.post(
+            self._url, body, lambda payload: checked(_vectors(payload), len(texts), self.dim)
+        )
+        if reply.value is None:
+            log.warning(
+                "embedding_deferred", embedder=self.name, texts=len(texts), reason=reply.reason
+            )
+            return Deferred(reason=reply.reason)
+        self.dim = self.dim or len(reply.value[0])
+        return reply.value
 
 
 def _vectors(payload: Any) -> list[Any]:

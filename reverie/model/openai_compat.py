@@ -10,23 +10,23 @@ from __future__ import annotations
 
 import json
 import re
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-import anyio
 import httpx
 
+from reverie._http import JsonClient
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.telemetry.logs import get_logger
 
 log = get_logger("reverie.model")
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.S)
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
-class OpenAICompatible:
+class OpenAICompatible(JsonClient):
     """``POST {base_url}/chat/completions`` with a JSON answer checked against the schema."""
+
+    who = "the model"
 
     def __init__(
         self,
@@ -39,32 +39,15 @@ class OpenAICompatible:
         backoff_s: float = 0.5,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-        self.name = model
-        self.retries = retries
-        self.backoff_s = backoff_s
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            headers=headers,
-            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+        super().__init__(
+            base_url,
+            api_key,
+            timeout_s=timeout_s,
+            retries=retries,
+            backoff_s=backoff_s,
             transport=transport,
         )
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
+        self.name = model
 
     def _body(self, prompt: Prompt) -> dict[str, Any]:
         schema = json.dumps(prompt.schema.json_schema(), sort_keys=False)
@@ -84,36 +67,20 @@ class OpenAICompatible:
         }
 
     async def judge(self, prompt: Prompt) -> Answer | Deferred:
-        usage = Usage()
-        reason = "no attempt made"
-        for attempt in range(self.retries + 1):
-            if attempt:
-                await anyio.sleep(self.backoff_s * 2 ** (attempt - 1))
-            usage = Usage(usage.input_tokens, usage.output_tokens, usage.calls + 1)
-            try:
-                response = await self._client.post("/chat/completions", json=self._body(prompt))
-            except httpx.TimeoutException:
-                reason = "the model did not answer in time"
-                continue
-            except httpx.HTTPError as exc:
-                reason = f"the model could not be reached: {type(exc).__name__}"
-                continue
-            if response.status_code != 200:
-                reason = f"the model answered HTTP {response.status_code}"
-                if response.status_code in _RETRY_STATUS:
-                    continue
-                break
-            try:
-                payload = response.json()
-                usage = _add(usage, payload.get("usage"))
-                content = payload["choices"][0]["message"]["content"]
-                data = prompt.schema.validate(_parse_json(content))
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                reason = f"the answer was not usable: {exc}"
-                continue
-            return Answer(data=data, usage=usage, model=str(payload.get("model") or self.name))
-        log.warning("model_deferred", stage=prompt.stage, reason=reason)
-        return Deferred(reason=reason, usage=usage)
+        tokens = Usage()  # the tokens every usable or refused answer reported
+
+        def read(payload: Any) -> Answer:
+            nonlocal tokens
+            tokens = _add(tokens, payload.get("usage") if isinstance(payload, dict) else None)
+            data = prompt.schema.validate(_parse_json(payload["choices"][0]["message"]["content"]))
+            return Answer(data=data, usage=tokens, model=str(payload.get("model") or self.name))
+
+        reply = await self.post("/chat/completions", self._body(prompt), read)
+        usage = Usage(tokens.input_tokens, tokens.output_tokens, reply.attempts)
+        if reply.value is not None:
+            return Answer(data=reply.value.data, usage=usage, model=reply.value.model)
+        log.warning("model_deferred", stage=prompt.stage, reason=reply.reason)
+        return Deferred(reason=reply.reason, usage=usage)
 
 
 def _parse_json(content: object) -> object:

@@ -40,7 +40,7 @@ from reverie.rules.claims import (
     parse,
     same_subject,
 )
-from reverie.rules.similarity import STOPWORDS, is_value, tokens
+from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, tokens
 from reverie.rules.value_slots import (
     changes_value,
     replaces_value,
@@ -60,6 +60,7 @@ __all__ = [
     "replaces_value",
     "restates",
     "restates_values",
+    "same_fact",
     "subject_phrase",
     "supersedes",
     "value_slots",
@@ -118,6 +119,16 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return False
     differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
     return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+def same_fact(new_text: str, old_text: str, threshold: float) -> bool:
+    """One fact in other words: a restated claim, the same values about the same thing, or
+    a near-duplicate (the NOOP tiers of a topic save)."""
+    return (
+        restates(new_text, old_text)
+        or restates_values(new_text, old_text)
+        or near_duplicate(new_text, old_text, threshold) is not None
+    )
 
 
 def restates(new_text: str, old_text: str) -> bool:

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
-from reverie.rules.similarity import STOPWORDS, jaccard, tokens, word_set
+from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
 from reverie.rules.supersede import changes_value, supersedes
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
@@ -141,7 +141,7 @@ def search(
         ]
         if similar:
             ranked = _fuse(conn, ranked, [rid for rid, _ in similar], ranking)
-    hits = [r.hit for r in _freshen(ranked, now, ranking)[:k]]
+    hits = [r.hit for r in _freshen(ranked, now, ranking, k)[:k]]
     if include_superseded:
         return SearchResults(hits, 0)
     counted = fetchone(
@@ -216,7 +216,10 @@ def _age_h(written_at: str | None, now: datetime | None) -> float | None:
 
 
 def _freshen(
-    ranked: list[_Ranked], now: datetime | None, ranking: RankingConfig = _DEFAULT_RANKING
+    ranked: list[_Ranked],
+    now: datetime | None,
+    ranking: RankingConfig = _DEFAULT_RANKING,
+    k: int | None = None,
 ) -> list[_Ranked]:
     """Apply the recency boost, re-sort, then put the newer of each same-subject group of
     live hits in the better place (the places, and their scores, stay where they were)."""
@@ -229,14 +232,19 @@ def _freshen(
     boosted.sort(key=lambda r: r.hit.score, reverse=True)
     if ranking.same_subject_newer_first:
         _newer_first(boosted, ranking.same_subject_jaccard)
-        _corrections_first(boosted)
+        _corrections_first(boosted, len(boosted) if k is None else k)
     return boosted
 
 
-def _corrections_first(ranked: list[_Ranked]) -> None:
+def _corrections_first(ranked: list[_Ranked], k: int) -> None:
     """A live fact that corrects another live fact (the supersede rule, read across topics:
-    one the flush could not put beside its original) takes the better place of the two."""
-    facts = [i for i, r in enumerate(ranked) if r.live and r.hit.kind == "fact"]
+    one the flush could not put beside its original) takes the better place of the two.
+    Only the ``k`` hits returned are compared, and only those holding values."""
+    facts = [
+        i
+        for i, r in enumerate(ranked[:k])
+        if r.live and r.hit.kind == "fact" and values(r.hit.text)
+    ]
     for x, i in enumerate(facts):
         for j in facts[x + 1 :]:
             above, below = ranked[i], ranked[j]
