@@ -126,10 +126,5 @@ def describe(conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, tuple[s
     return out
 
 
-def erase(conn: sqlite3.Connection, namespace: str) -> int:
-    """Delete every vector of ``namespace`` (erasing a namespace); returns how many."""
-    return conn.execute("DELETE FROM vectors WHERE namespace = ?", (namespace,)).rowcount
-
-
 def _json_ints(values: Sequence[int]) -> str:
     return "[" + ",".join(str(int(v)) for v in values) + "]"
