@@ -11,9 +11,13 @@ from reverie.embedding.wordllama_embedder import WordLlamaEmbedder
 from reverie.errors import (
     ClosedError,
     ConfigError,
+    HomeError,
+    InputError,
+    InternalError,
     ReverieError,
     StoreBusy,
     StoreError,
+    TimeoutError,
     ToolInputError,
 )
 from reverie.model.offline import OfflineModel
@@ -41,6 +45,9 @@ __all__ = [
     "Entry",
     "Episode",
     "Fact",
+    "HomeError",
+    "InputError",
+    "InternalError",
     "LedgerRecord",
     "ManualClock",
     "Model",
@@ -58,6 +65,7 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "SystemClock",
+    "TimeoutError",
     "ToolInputError",
     "WordLlamaEmbedder",
     "__version__",

@@ -22,6 +22,9 @@ DEFAULT_USER_CAP = 2000
 DEFAULT_SOUL_CAP = 1500
 DEFAULT_SETTINGS_CAP = 600
 DEFAULT_PROFILE_CAP = 600
+DEFAULT_SKILLS_CAP = 2000
+DEFAULT_TOPIC_READ_FACTS = 50  # facts a topic read returns at most (newest first)
+DEFAULT_TOPIC_READ_CHARS = 8_000  # and the characters of fact text it returns at most
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,9 @@ class CapsConfig:
     soul: int = DEFAULT_SOUL_CAP
     user_settings: int = DEFAULT_SETTINGS_CAP
     agent_profile: int = DEFAULT_PROFILE_CAP
+    skills: int = DEFAULT_SKILLS_CAP
+    """The snapshot's skills index: pinned, then most recently used or changed, first;
+    the rest are counted ("… and N more")."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,11 @@ class WriterConfig:
     max_name_chars: int = 64
     dedupe_candidates: int = 200
     timeout_s: float = 30.0
+    topic_read_facts: int = DEFAULT_TOPIC_READ_FACTS
+    """A topic read answers with at most this many live facts, newest first, and a count of
+    the rest, so a long topic never floods the agent's context."""
+    topic_read_chars: int = DEFAULT_TOPIC_READ_CHARS
+    """… and with at most this many characters of fact text (always at least one fact)."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +137,9 @@ class CuratorConfig:
     timeout_s: float = 60.0
 
 
+DEFAULT_REVIEW_CONCURRENCY = 8
+
+
 @dataclass(frozen=True)
 class ReviewerConfig:
     """L8: the bg_review bus."""
@@ -133,6 +147,8 @@ class ReviewerConfig:
     enabled: bool = True
     cooldown_h: float = 6.0
     lease_s: float = 600.0
+    concurrency: int = DEFAULT_REVIEW_CONCURRENCY
+    """Namespaces a review round reviews at once (``Reverie.review``)."""
 
 
 @dataclass(frozen=True)
@@ -152,16 +168,29 @@ class StoreConfig:
     synchronous: str = "FULL"
 
 
+DEFAULT_MODEL_TIMEOUT_S = 8.0
+DEFAULT_MODEL_CONNECT_S = 2.0
+DEFAULT_RETRY_AFTER_MAX_S = 5.0
+DEFAULT_MODEL_BREAKER_S = 60.0
+
+
 @dataclass(frozen=True)
 class ModelConfig:
-    """The model seam: empty ``url`` means the offline model."""
+    """The model seam: empty ``url`` means the offline model. A hung server costs one
+    ``timeout_s`` (a timed-out request is not retried), then the runtime's breaker answers
+    every stage "deferred" for ``breaker_s`` or until the next review round. A
+    ``Retry-After`` up to ``retry_after_max_s`` is waited for; a longer one rests the
+    server that long. A schema-invalid answer at temperature 0 is not asked again."""
 
     url: str = ""
     api_key: str = ""
     name: str = ""
-    timeout_s: float = 30.0
+    timeout_s: float = DEFAULT_MODEL_TIMEOUT_S
+    connect_timeout_s: float = DEFAULT_MODEL_CONNECT_S
     retries: int = 2
     backoff_s: float = 0.5
+    retry_after_max_s: float = DEFAULT_RETRY_AFTER_MAX_S
+    breaker_s: float = DEFAULT_MODEL_BREAKER_S
 
 
 DEFAULT_RECENCY_WEIGHT = 0.05
@@ -372,5 +401,9 @@ def _validate(config: Config) -> None:
         raise ConfigError("ranking.recency_half_life_h must be positive")
     if not 0.0 < config.ranking.same_subject_jaccard <= 1.0:
         raise ConfigError("ranking.same_subject_jaccard must be in (0, 1]")
+    if config.reviewer.concurrency < 1:
+        raise ConfigError("reviewer.concurrency must be at least 1")
+    if config.model.timeout_s <= 0 or config.model.connect_timeout_s <= 0:
+        raise ConfigError("model.timeout_s and model.connect_timeout_s must be positive")
     if config.actors.mailbox_size < 1:
         raise ConfigError("actors.mailbox_size must be at least 1")

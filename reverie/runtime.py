@@ -7,7 +7,6 @@ every actor runs inside it, so closing the runtime drains and then ends all of t
 from __future__ import annotations
 
 import asyncio
-import re
 import sqlite3
 from enum import Enum
 from pathlib import Path
@@ -19,14 +18,17 @@ from anyio.abc import TaskGroup
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Status, StatusCode
 
+from reverie import errors
+from reverie._http import Timeout
 from reverie.actors.context import Services
 from reverie.actors.extractor import Extractor
 from reverie.actors.flusher import Flusher
 from reverie.actors.judging import calls_per_stage
-from reverie.actors.reviewer import Reviewer
+from reverie.actors.reviewer import NOTHING_NEW, Reviewer
 from reverie.actors.writer import Writer, error_result
-from reverie.bus.bus import Bus
+from reverie.bus.bus import ActorDisabled, Bus
 from reverie.bus.messages import (
+    CallLookup,
     Curate,
     PinSkill,
     PreCompact,
@@ -43,26 +45,47 @@ from reverie.config import Config
 from reverie.embedding.index import VectorIndex, configured_embedder
 from reverie.embedding.openai_compat import OpenAIEmbedder
 from reverie.embedding.seam import Embedder
-from reverie.errors import ClosedError, ReverieError, ToolInputError
+from reverie.errors import (
+    ClosedError,
+    ConfigError,
+    InputError,
+    ReverieError,
+    ToolInputError,
+    bounded,
+    check_text,
+    public_errors,
+    quoted,
+)
+from reverie.model.breaker import Breaker
 from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
+from reverie.names import DATABASE_FILE, Names, check_name
 from reverie.snapshot import Snapshot, take
-from reverie.stores import entries, episodes, ledger, rekey, skills, topics
+from reverie.stores import (
+    calls,
+    entries,
+    episodes,
+    ledger,
+    rekey,
+    review_state,
+    skills,
+    topics,
+)
 from reverie.stores import search as search_store
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
 from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults, Skill
 from reverie.telemetry import metrics as reverie_metrics
 from reverie.telemetry.logs import debug_wanted, get_logger
-from reverie.telemetry.tracing import tool_attributes, tracer
+from reverie.telemetry.tracing import NAME_CHARS, tool_attributes, tracer
 from reverie.tools import TopicCommand, parse_call, schemas
 
 log = get_logger("reverie.runtime")
 
 DEFAULT_NAMESPACE = "default"
-_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9])?$")
 _MAX_TURN_CHARS = 100_000
+_MAX_CALL_ID_CHARS = 200
 
 
 class State(Enum):
@@ -72,14 +95,11 @@ class State(Enum):
 
 
 def _check_name(kind: str, value: object) -> str:
-    if not isinstance(value, str) or not _NAME.match(value) or ".." in value:
-        raise ReverieError(
-            f"{kind} must be 1-64 letters, digits, '.', '_' or '-' (not starting or ending "
-            f"with a separator), got {value!r}"
-        )
-    return value
+    """A namespace becomes a folder beside reverie.db; a session id names no file."""
+    return check_name(kind, value, home_level=kind == "namespace")
 
 
+@public_errors
 class Reverie:
     """One home: the database, the projections, the bus and its actors."""
 
@@ -92,8 +112,12 @@ class Reverie:
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
         embedder: Embedder | None = None,
+        create: bool = True,
     ) -> None:
         self.home = Path(home)
+        self._create = create  # False: a missing home is an error, never made (read-only use)
+        self._names = Names()
+        self.projection_failures: dict[str, str] = {}  # namespace → why its files are stale
         self.config = config or Config()
         self._own_model = model is None and bool(self.config.model.url)
         self.model: Model = model if model is not None else _configured_model(self.config)
@@ -114,8 +138,26 @@ class Reverie:
     async def __aenter__(self) -> Self:
         if self._state is not State.NEW:
             raise ClosedError("a Reverie runtime opens once; create a new one with reverie.open")
-        self.home.mkdir(parents=True, exist_ok=True)
-        db = await Database.open(self.home / "reverie.db", self.config.store)
+        try:
+            db = await Database.open(self.home / DATABASE_FILE, self.config.store, self._refuse_new)
+            try:
+                await self._start(db)
+            except BaseException:
+                await self._abort_start(db)
+                raise
+            await self._rekey()
+            await self._rebuild_projections()
+        except BaseException as exc:  # a failed open closes everything it opened
+            if self._services is not None:  # started: closing it closes everything
+                await self.__aexit__(type(exc), exc, exc.__traceback__)
+            else:
+                self._state = State.CLOSED
+                await self._close_clients()
+            raise
+        return self
+
+    async def _start(self, db: Database) -> None:
+        """The task group, the bus and its actors over an open database."""
         if self.embedder is not None:
             e = self.config.embedder
             self.vectors = VectorIndex(db, self.embedder, e.batch, e.search_budget_s, e.breaker_s)
@@ -137,6 +179,7 @@ class Reverie:
             token_usage=reverie_metrics.token_usage(self._meter_provider),
             model_calls=reverie_metrics.model_calls(self._meter_provider),
             vectors=self.vectors,
+            breaker=Breaker(self.config.model.breaker_s),
         )
         services = self._services
         bus.subscribe(Writer.name, Writer.handles, lambda ns: Writer(ns, services))
@@ -144,13 +187,40 @@ class Reverie:
         bus.subscribe(Flusher.name, Flusher.handles, lambda ns: Flusher(ns, services))
         bus.subscribe(Reviewer.name, Reviewer.handles, lambda ns: Reviewer(ns, services))
         self._state = State.OPEN
-        try:
-            await self._rekey()
-            await self._rebuild_projections()
-        except BaseException as exc:
-            await self.__aexit__(type(exc), exc, exc.__traceback__)
-            raise
-        return self
+
+    async def _abort_start(self, db: Database) -> None:
+        self._services = None
+        with anyio.CancelScope(shield=True):
+            if self._stop is not None:
+                self._stop.set()
+            if self._owner is not None:
+                await self._owner
+            await db.close()
+
+    def _refuse_new(self) -> str | None:
+        """Why no new database may be made here (see ``Database.open``): a home whose
+        database is missing or empty while its files exist would be wiped by it."""
+        path = self.home / DATABASE_FILE
+        held = Projector(self.home).projected()
+        if held:
+            state = "missing" if not path.exists() else "empty or without a schema"
+            shown = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+            return (
+                f"{path} is {state} but the home holds the files of {len(held)} "
+                f"namespace(s) ({shown}); refusing to open it as a new home, which would wipe "
+                f"them. Run `reverie doctor --repair --home {self.home}` to rebuild the "
+                "database from those files"
+            )
+        if not self._create:
+            return f"no reverie home at {self.home} (no reverie.db there); nothing was created"
+        return None
+
+    async def _close_clients(self) -> None:
+        with anyio.CancelScope(shield=True):
+            if self._own_model and isinstance(self.model, OpenAICompatible):
+                await self.model.aclose()
+            if self._own_embedder and isinstance(self.embedder, OpenAIEmbedder):
+                await self.embedder.aclose()
 
     async def _own_task_group(self, ready: anyio.Event) -> None:
         async with anyio.create_task_group() as tg:
@@ -179,10 +249,7 @@ class Reverie:
                 self._stop.set()
                 await owner
                 await services.db.close()
-                if self._own_model and isinstance(self.model, OpenAICompatible):
-                    await self.model.aclose()
-                if self._own_embedder and isinstance(self.embedder, OpenAIEmbedder):
-                    await self.embedder.aclose()
+                await self._close_clients()
 
     async def _rekey(self) -> None:
         """Stored rule outputs re-keyed when the home's rules version is not ours (one small
@@ -198,15 +265,23 @@ class Reverie:
         return await self.services.db.read(rekey.last)
 
     async def _rebuild_projections(self) -> None:
-        """Files are projections: one that cannot be rebuilt is reported, not fatal."""
+        """Files are projections: a namespace whose files cannot be rebuilt is reported (a
+        warning, and ``projection_failures``), not fatal, and the others are still rebuilt.
+        A database holding less than its files show is refused (:class:`HomeError`)."""
         s = self.services
         try:
             rebuilt = await s.db.read(s.projector.rebuild)
-        except OSError as exc:
+        except OSError as exc:  # the home itself (its lock file, its listing)
+            self.projection_failures = {"": f"{type(exc).__name__}: {exc}"}
             log.warning("projections_rebuild_failed", error=repr(exc))
+            self._names.add(await s.db.read(entries.namespaces))
             return
-        if rebuilt:
-            log.info("projections_rebuilt", files=rebuilt)
+        self._names.add([*rebuilt.namespaces, *rebuilt.folders])
+        self.projection_failures = dict(rebuilt.failures)
+        for namespace, error in rebuilt.failures.items():
+            log.warning("projections_rebuild_failed", namespace=namespace, error=error)
+        if rebuilt.files:
+            log.info("projections_rebuilt", files=rebuilt.files)
 
     @property
     def services(self) -> Services:
@@ -224,25 +299,58 @@ class Reverie:
 
     def namespace(self, name: str = DEFAULT_NAMESPACE) -> Namespace:
         """A user's or project's isolated memory."""
-        return Namespace(self, _check_name("namespace", name))
+        return Namespace(self, self._names.claim("namespace", _check_name("namespace", name)))
 
     async def namespaces(self) -> list[str]:
-        return await self.services.db.read(entries.namespaces)
+        names = await self.services.db.read(entries.namespaces)
+        self._names.add(names)  # stored names are always accepted as they are
+        return names
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         """One bg_review full pass now, over every namespace: lint (L5), distill (L4),
         promote (L6), curate (L7), each behind its own due-check. Without ``force`` the
-        6 h cooldown applies. Returns what each stage of each namespace did."""
+        6 h cooldown applies. Namespaces are reviewed ``reviewer.concurrency`` at a time;
+        one with nothing new since its last pass is skipped (one query finds them all), and
+        a model that failed is asked again once per round. Returns what each stage of each
+        namespace did."""
+        s = self.services
+        s.breaker.new_round()
         names = await self.namespaces()
-        reports = [await self.namespace(name).review(force=force) for name in names]
+        quiet = await s.db.read(lambda conn: review_state.quiet(conn, s.now()))
+        reports = await self._review_each([n for n in names if n not in quiet], force)
+        for name in quiet.intersection(names):
+            reports[name] = {"namespace": name, "ran": False, "force": force, "reason": NOTHING_NEW}
         report: dict[str, Any] = {
-            "ran": any(r["ran"] for r in reports),
+            "ran": any(r["ran"] for r in reports.values()),
             "force": force,
-            "namespaces": reports,
+            "namespaces": [reports[name] for name in names],
         }
         if not names:
             report["reason"] = "nothing stored yet"
         return report
+
+    async def _review_each(self, names: list[str], force: bool) -> dict[str, dict[str, Any]]:
+        """Review ``names`` at most ``reviewer.concurrency`` at a time; one namespace's
+        failure is its own report, never the round's."""
+        limiter = anyio.CapacityLimiter(self.config.reviewer.concurrency)
+        reports: dict[str, dict[str, Any]] = {}
+
+        async def one(name: str) -> None:
+            async with limiter:
+                try:
+                    reports[name] = await self.namespace(name).review(force=force)
+                except ReverieError as exc:
+                    reports[name] = {
+                        "namespace": name,
+                        "ran": False,
+                        "force": force,
+                        "reason": str(exc),
+                    }
+
+        async with anyio.create_task_group() as tg:
+            for name in names:
+                tg.start_soon(one, name)
+        return reports
 
     async def model_calls(self, namespace: str | None = None) -> dict[str, dict[str, int]]:
         """Model calls, deferrals and tokens per stage, counted from the ledger."""
@@ -253,6 +361,7 @@ class Reverie:
         await self.services.bus.wait_idle()
 
 
+@public_errors
 class Namespace:
     """The isolation boundary: nothing read or written here is visible from another."""
 
@@ -269,9 +378,10 @@ class Namespace:
         """Ranked hits over live facts, entries and episodes (BM25); superseded facts are
         hidden unless asked for, and ``.hidden_superseded`` says how many were."""
         if not isinstance(query, str):
-            raise ReverieError("query must be a string")
-        if not isinstance(k, int) or k < 0:
-            raise ReverieError("k must be a non-negative integer")
+            raise InputError(f"query must be a string, got {type(query).__name__}")
+        check_text("query", query)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+            raise InputError(f"k must be a non-negative integer, got {quoted(k)}")
         s = self.runtime.services
         with s.tracer.start_as_current_span("reverie.search") as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
@@ -331,6 +441,19 @@ class Namespace:
         assert isinstance(result, dict)
         return result
 
+    async def call_result(self, call_id: str) -> dict[str, Any] | None:
+        """What a tool call made with ``call_id`` answered, if it committed; None when nothing
+        of it was written (never taken up, withdrawn on cancellation, or refused). Asked of
+        the writer, behind every call sent before, so a call in flight is decided first."""
+        _check_call_id(call_id)
+        s = self.runtime.services
+        try:
+            answer = await s.bus.ask(CallLookup(self.name, call_id))
+        except ActorDisabled:  # no writer runs, so no call is in flight
+            answer = await s.db.read(lambda conn: _stored_answer(conn, self.name, call_id))
+        assert answer is None or isinstance(answer, dict)
+        return answer
+
     async def review(self, force: bool = False) -> dict[str, Any]:
         """One review pass of this namespace now (see :meth:`Reverie.review`)."""
         runtime = self.runtime
@@ -378,6 +501,7 @@ class Namespace:
         )
 
 
+@public_errors
 class Session:
     """One conversation: a frozen snapshot, the tools, turns, idle and pre-compact events."""
 
@@ -418,59 +542,80 @@ class Session:
     async def _tell(self, message: Any) -> None:
         await self.namespace.runtime.services.bus.tell(message)
 
-    async def call_tool(self, name: str, arguments: Any) -> dict[str, Any]:
-        """Run one tool call; always a JSON-able result, never an exception."""
+    async def call_tool(
+        self, name: str, arguments: Any, *, call_id: str | None = None
+    ) -> dict[str, Any]:
+        """Run one tool call; always a JSON-able result, never an exception.
+
+        Cancellation: a call cancelled (or timed out) before the writer took it up is
+        withdrawn whole and never runs; one the writer had taken up runs to its end and may
+        have landed. A host that may cancel passes its own ``call_id`` (≤ 200 chars): the
+        answer of a call that committed is stored in the same transaction as the write,
+        ``await ns.call_result(call_id)`` then says exactly whether and how it landed (None:
+        nothing was written), and repeating the call with the same id replays the stored
+        answer (``"replayed": true``) instead of writing twice."""
         runtime = self.namespace.runtime
         action = arguments.get("action") if isinstance(arguments, dict) else None
-        with runtime.tracer.start_as_current_span(f"execute_tool {name}") as span:
+        tool = bounded(str(name), NAME_CHARS)  # the agent's text: a span never carries it whole
+        with runtime.tracer.start_as_current_span(f"execute_tool {tool}") as span:
             for key, value in tool_attributes(
-                self.namespace.name, str(name), action if isinstance(action, str) else None
+                self.namespace.name, tool, action if isinstance(action, str) else None
             ).items():
                 span.set_attribute(key, value)
             span.set_attribute("gen_ai.conversation.id", self.id)
-            result = await self._call(runtime, name, arguments)
+            result = await self._call(runtime, name, arguments, call_id)
             span.set_attribute("reverie.decision", result["decision"])
             if result.get("entry_id"):
                 span.set_attribute("reverie.entry_id", result["entry_id"])
             if result["decision"] == "ERROR":
-                span.set_status(Status(StatusCode.ERROR, result["error"]))
+                span.set_status(Status(StatusCode.ERROR, bounded(result["error"])))
             if debug_wanted("reverie.runtime"):
                 log.debug(
                     "tool_call",
                     namespace=self.namespace.name,
                     session=self.id,
-                    tool=name,
+                    tool=tool,
                     decision=result["decision"],
                     entry_id=result.get("entry_id"),
                 )
             return result
 
-    async def _call(self, runtime: Reverie, name: str, arguments: Any) -> dict[str, Any]:
+    async def _call(
+        self, runtime: Reverie, name: str, arguments: Any, call_id: str | None
+    ) -> dict[str, Any]:
         try:
             self._open()
             command = parse_call(name, arguments, runtime.config.writer)
+            if call_id is not None:
+                _check_call_id(call_id)
             if isinstance(command, TopicCommand) and command.action in {"read", "list"}:
                 return await self._topic_read(command)
-            result = await runtime.services.bus.ask(ToolCall(self.namespace.name, self.id, command))
+            result = await runtime.services.bus.ask(
+                ToolCall(self.namespace.name, self.id, command, call_id=call_id)
+            )
             assert isinstance(result, dict)
             return result
         except ToolInputError as exc:
             return error_result(str(exc))
+        except errors.TimeoutError as exc:
+            if exc.withdrawn:
+                return error_result(f"{exc}; retry the call")
+            where = "call_result(call_id)" if call_id else "the topic or entries"
+            return error_result(
+                f"{exc} (the database may be busy): read {where} before retrying"
+            )
         except ReverieError as exc:
             return error_result(f"{exc}; nothing was written")
-        except TimeoutError:
-            return error_result(
-                "no answer within the time budget (the database may be busy); the write may "
-                "still be applied: read the topic or entries before retrying"
-            )
         except Exception as exc:  # never raise into the agent
-            log.error("tool_call_failed", tool=name, error=repr(exc))
+            log.error("tool_call_failed", tool=quoted(name, 64), error=bounded(repr(exc)))
             return error_result(f"internal error ({type(exc).__name__}); nothing was written")
 
     async def _topic_read(self, command: TopicCommand) -> dict[str, Any]:
-        name = self.namespace.name
-        return await self.namespace.runtime.services.db.read(
-            lambda conn: _topic_answer(conn, name, command)
+        name, runtime = self.namespace.name, self.namespace.runtime
+        writer = runtime.config.writer
+        limit, chars = writer.topic_read_facts, writer.topic_read_chars
+        return await runtime.services.db.read(
+            lambda conn: _topic_answer(conn, name, command, limit, chars)
         )
 
     async def turn(self, user: str | None = None, assistant: str | None = None) -> Episode:
@@ -480,12 +625,14 @@ class Session:
             if text is not None and (
                 not isinstance(text, str) or "\x00" in text or len(text) > _MAX_TURN_CHARS
             ):
-                raise ReverieError(
+                raise InputError(
                     f"{label} must be a string without NUL of at most {_MAX_TURN_CHARS} chars"
                 )
+            if text is not None:
+                check_text(label, text)  # lone surrogates: refused here, nothing written
         user, assistant = user or None, assistant or None
         if not (user or assistant):
-            raise ReverieError("a turn needs user or assistant text")
+            raise InputError("a turn needs user or assistant text")
         with runtime.tracer.start_as_current_span("reverie.turn") as span:
             span.set_attribute("gen_ai.conversation.id", self.id)
             span.set_attribute("gen_ai.memory.store.id", self.namespace.name)
@@ -507,16 +654,47 @@ class Session:
         await self._tell(SessionIdle(self.namespace.name, self.id))
 
     async def pre_compact(self) -> None:
-        """Context is about to be compacted: a forced flush, awaited."""
-        self._open()
-        await self._tell(PreCompact(self.namespace.name, self.id))
-        await self.namespace.runtime.wait_idle()
+        """Context is about to be compacted: a forced flush of this namespace, awaited —
+        and only it: a review or flush running in another namespace is not waited for."""
+        runtime = self._open()
+        settings = runtime.config
+        timeout = settings.flusher.timeout_s + settings.actors.ask_timeout_s
+        try:
+            await runtime.services.bus.ask(
+                PreCompact(self.namespace.name, self.id), timeout_s=timeout
+            )
+        except ActorDisabled:  # the flush's kill switch is off: nothing to wait for
+            return
+
+
+def _stored_answer(
+    conn: sqlite3.Connection, namespace: str, call_id: str
+) -> dict[str, Any] | None:
+    done = calls.get(conn, namespace, call_id)
+    return None if done is None else done.result
+
+
+def _check_call_id(call_id: object) -> None:
+    """A host's call id: a short printable string (it is stored and looked up)."""
+    if (
+        not isinstance(call_id, str)
+        or not call_id.strip()
+        or len(call_id) > _MAX_CALL_ID_CHARS
+        or not call_id.isprintable()
+    ):
+        raise ToolInputError(
+            f"call_id must be a printable string of 1-{_MAX_CALL_ID_CHARS} chars, "
+            f"got {quoted(call_id, 80)}"
+        )
+    check_text("call_id", call_id, ToolInputError)
 
 
 def _topic_answer(
-    conn: sqlite3.Connection, namespace: str, command: TopicCommand
+    conn: sqlite3.Connection, namespace: str, command: TopicCommand, limit: int, chars: int
 ) -> dict[str, Any]:
-    """The topic tool's read-only actions, answered from one consistent snapshot."""
+    """The topic tool's read-only actions, answered from one consistent snapshot; a read
+    shows at most ``limit`` facts and ``chars`` characters of them, newest first, and
+    counts the rest."""
     if command.action == "list":
         listing = [
             {"topic": n, "facts": live, "superseded": old}
@@ -531,15 +709,25 @@ def _topic_answer(
         }
     assert command.topic is not None
     if not topics.exists(conn, namespace, command.topic):
-        return error_result(f"no topic {command.topic!r}; list the topics first")
-    facts = topics.live(conn, namespace, command.topic)
+        return error_result(f"no topic {quoted(command.topic)}; list the topics first")
+    facts, total = topics.live_page(conn, namespace, command.topic, limit)
+    shown, used = 0, 0
+    for fact in facts:  # newest first, within the character budget (at least one fact)
+        used += len(fact.content)
+        if shown and used > chars:
+            break
+        shown += 1
+    facts = facts[:shown]
+    more = total - len(facts)
     return {
         "ok": True,
         "decision": "NOOP",
         "entry_id": None,
         "topic": command.topic,
         "facts": [{"entry_id": f.id, "content": f.content, "since": f.created_at} for f in facts],
-        "message": f"{len(facts)} live facts",
+        "more": more,
+        "message": f"{total} live facts"
+        + (f"; the newest {len(facts)} shown, {more} older not shown" if more else ""),
     }
 
 
@@ -552,9 +740,10 @@ def _configured_model(config: Config) -> Model:
         settings.url,
         settings.name or "default",
         settings.api_key,
-        timeout_s=settings.timeout_s,
+        timeout_s=Timeout(settings.timeout_s, settings.connect_timeout_s),
         retries=settings.retries,
         backoff_s=settings.backoff_s,
+        retry_after_max_s=settings.retry_after_max_s,
     )
 
 
@@ -566,15 +755,22 @@ def open(  # noqa: A001
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: metrics.MeterProvider | None = None,
     embedder: Embedder | None = None,
+    *,
+    create: bool = True,
 ) -> Reverie:
     """A runtime for ``home``, to be used as ``async with reverie.open(home) as rv``;
-    an ``embedder`` (or ``embedder.enabled`` in the config) makes search hybrid."""
-    return Reverie(
-        home,
-        config=config,
-        model=model,
-        clock=clock,
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        embedder=embedder,
-    )
+    an ``embedder`` (or ``embedder.enabled`` in the config) makes search hybrid. With
+    ``create=False`` a missing home raises :class:`HomeError` instead of being made."""
+    try:
+        return Reverie(
+            home,
+            config=config,
+            model=model,
+            clock=clock,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            embedder=embedder,
+            create=create,
+        )
+    except ValueError as exc:  # a configured model or embedder client refused its settings
+        raise ConfigError(f"bad model or embedder setting: {bounded(str(exc))}") from exc

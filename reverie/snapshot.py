@@ -2,7 +2,14 @@
 
 Each section is rendered within its cap; if a cap was lowered after entries were written,
 the oldest entries that fit are kept and the block says how many were left out. A topic's
-summary older than the topic's latest change gives way to its newest live facts.
+summary older than the topic's latest change gives way to its newest live facts. The
+skills index has its cap too: pinned skills, then the most recently used or changed,
+and a count of the rest.
+
+Stored text is data, never framing: every entry, summary and skill line is rendered by
+:func:`~reverie.rules.injection.as_data` — on one line, tag openers and ``§`` as entities,
+a leading header or role prefix escaped — so nothing stored can close this block, open a
+section, forge an entry separator or a turn.
 """
 
 from __future__ import annotations
@@ -12,8 +19,9 @@ from dataclasses import dataclass
 
 from reverie.clock import iso
 from reverie.config import Config
+from reverie.rules.injection import as_data
 from reverie.stores import entries, skills, summaries, topics
-from reverie.stores.records import ENTRY_SEPARATOR, Entry
+from reverie.stores.records import ENTRY_SEPARATOR, Entry, Skill
 from reverie.tools import SNAPSHOT_MARK
 
 SECTIONS = (
@@ -39,22 +47,56 @@ class Snapshot:
     skills: tuple[str, ...]
 
 
+def shown(entry: Entry) -> str:
+    """An entry as the snapshot shows it: its text as data, then its reinforcement mark."""
+    text = as_data(entry.content)
+    return text if entry.reinforce <= 1 else f"{text} ⟦×{entry.reinforce}⟧"
+
+
 def fit(live: list[Entry], cap: int) -> tuple[str, int]:
     """The rendered block within ``cap`` chars, and how many entries did not fit."""
     kept: list[str] = []
     size = 0
     for entry in live:
-        extra = len(entry.rendered) + (len(ENTRY_SEPARATOR) if kept else 0)
+        text = shown(entry)
+        extra = len(text) + (len(ENTRY_SEPARATOR) if kept else 0)
         if size + extra > cap:
             break
-        kept.append(entry.rendered)
+        kept.append(text)
         size += extra
     return ENTRY_SEPARATOR.join(kept), len(live) - len(kept)
 
 
 def _line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    flat = as_data(text)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _more(left: int) -> str:
+    return f"… and {left} more skills not shown"
+
+
+def skills_index(registered: list[Skill], cap: int) -> tuple[str, int]:
+    """The skills index within ``cap`` chars — pinned skills, then the most recently used
+    or changed — and how many skills it leaves out (said in the index's last line)."""
+    ordered = sorted(registered, key=lambda s: s.name)
+    ordered.sort(key=lambda s: s.last_used_at or s.updated_at, reverse=True)
+    ordered.sort(key=lambda s: not s.pinned)
+    lines = [_line(f"- {s.name}: {s.body}", SKILL_LINE_CHARS) for s in ordered]
+    if len("\n".join(lines)) <= cap:
+        return "\n".join(lines), 0
+    room = cap - len(_more(len(ordered))) - 1  # for the last line, which says what is left
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) > room:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    left = len(ordered) - len(kept)
+    if len(_more(left)) > cap:
+        return "", left
+    return "\n".join([*kept, _more(left)]), left
 
 
 def _topic_line(
@@ -74,7 +116,8 @@ def _topic_line(
 
 def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) -> Snapshot:
     blocks: dict[str, str] = {}
-    parts = [f'{SNAPSHOT_MARK} namespace="{namespace}" taken_at="{when}">']
+    label = as_data(namespace).replace('"', "&quot;")
+    parts = [f'{SNAPSHOT_MARK} namespace="{label}" taken_at="{when}">']
     for target, title in SECTIONS:
         live = entries.live(conn, namespace, target)
         cap = int(getattr(config.caps, target))
@@ -92,8 +135,9 @@ def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) ->
         parts.append("## TOPICS (read one with the topic tool)\n" + "\n".join(lines))
     registered = skills.registered(conn, namespace)
     if registered:
-        lines = [_line(f"- {s.name}: {s.body}", SKILL_LINE_CHARS) for s in registered]
-        parts.append("## SKILLS\n" + "\n".join(lines))
+        index, _ = skills_index(registered, int(config.caps.skills))
+        if index:
+            parts.append("## SKILLS\n" + index)
     parts.append("</reverie-snapshot>")
     return Snapshot(
         namespace=namespace,
@@ -105,4 +149,4 @@ def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) ->
     )
 
 
-__all__ = ["Snapshot", "fit", "iso", "take"]
+__all__ = ["Snapshot", "fit", "iso", "shown", "skills_index", "take"]

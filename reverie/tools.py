@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from reverie.config import WriterConfig
-from reverie.errors import ToolInputError
+from reverie.errors import ToolInputError, check_text, quoted
+from reverie.names import check_name
+from reverie.rules.injection import framing_problem, instruction_kind
 
 MEMORY_TARGETS: Final = ("memory", "user", "soul", "user_settings", "agent_profile")
 KEYED_TARGETS: Final = frozenset({"user_settings", "agent_profile"})
 SNAPSHOT_MARK: Final = "<reverie-snapshot"
-_SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _MARK = re.compile(r"⟦×\d+⟧")
 _KEYED = re.compile(r"^\s*(?P<key>[A-Za-z][\w .-]{0,40}?)\s*:\s*(?P<value>\S.*)$", re.S)
@@ -135,7 +136,7 @@ def _function(
 def parse_call(tool: object, arguments: object, writer: WriterConfig) -> Command:
     """Validate one tool call completely; raise ToolInputError with the agent-facing reason."""
     if not isinstance(tool, str) or tool not in {"memory", "topic", "skill_manage"}:
-        raise ToolInputError(f"unknown tool {tool!r}: use memory, topic or skill_manage")
+        raise ToolInputError(f"unknown tool {quoted(tool)}: use memory, topic or skill_manage")
     args = _arguments(arguments)
     if tool == "memory":
         return _memory(args, writer)
@@ -149,25 +150,30 @@ def _arguments(arguments: object) -> Mapping[str, Any]:
         try:
             arguments = json.loads(arguments)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise ToolInputError(f"arguments are not valid JSON: {exc}") from exc
+            raise ToolInputError(f"arguments are not valid JSON: {quoted(str(exc))}") from exc
     if not isinstance(arguments, Mapping):
         raise ToolInputError("arguments must be a JSON object")
     for key in arguments:
         if not isinstance(key, str):
             raise ToolInputError("argument names must be strings")
+        check_text(f"argument name {quoted(key)}", key, ToolInputError)
     return arguments
 
 
 def _allowed(args: Mapping[str, Any], allowed: set[str]) -> None:
     extra = sorted(set(args) - allowed)
     if extra:
-        raise ToolInputError(f"unexpected argument(s) {extra}; allowed: {sorted(allowed)}")
+        named = ", ".join(quoted(key, 40) for key in extra[:5])
+        more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
+        raise ToolInputError(
+            f"unexpected argument(s) [{named}]{more}; allowed: {sorted(allowed)}"
+        )
 
 
 def _action(args: Mapping[str, Any], choices: tuple[str, ...]) -> str:
     action = args.get("action")
     if not isinstance(action, str) or action not in choices:
-        raise ToolInputError(f"action must be one of {list(choices)}, got {action!r}")
+        raise ToolInputError(f"action must be one of {list(choices)}, got {quoted(action)}")
     return action
 
 
@@ -185,10 +191,13 @@ def _text(args: Mapping[str, Any], key: str, limit: int, *, required: bool) -> s
         raise ToolInputError(f"'{key}' is {len(value)} chars; the limit is {limit}")
     if _CONTROL.search(value):
         raise ToolInputError(f"'{key}' contains NUL or control characters")
+    check_text(f"'{key}'", value, ToolInputError)
     return value.strip()
 
 
-def _content(args: Mapping[str, Any], limit: int, *, required: bool) -> str | None:
+def _content(
+    args: Mapping[str, Any], limit: int, *, required: bool, document: bool = False
+) -> str | None:
     content = _text(args, "content", limit, required=required)
     if content is not None:
         if _MARK.search(content):
@@ -197,19 +206,18 @@ def _content(args: Mapping[str, Any], limit: int, *, required: bool) -> str | No
             )
         if SNAPSHOT_MARK in content:
             raise ToolInputError("content is reverie's own injected snapshot; it is not saved")
+        forged = framing_problem(content, document=document)
+        if forged is not None:
+            raise ToolInputError(
+                f"content could forge the injected snapshot's framing: {forged}; nothing was "
+                "written — save the knowledge as plain statements without that markup"
+            )
     return content
 
 
 def _slug(args: Mapping[str, Any], key: str, writer: WriterConfig) -> str:
-    value = args.get(key)
-    if not isinstance(value, str):
-        raise ToolInputError(f"'{key}' is required and must be a string")
-    if len(value) > writer.max_name_chars or not _SLUG.match(value):
-        raise ToolInputError(
-            f"'{key}' must be a lower-case slug of letters, digits, '-' or '_' "
-            f"(at most {writer.max_name_chars} chars), got {value[:80]!r}"
-        )
-    return value
+    limit = writer.max_name_chars
+    return check_name(f"'{key}'", args.get(key), slug=True, max_chars=limit, error=ToolInputError)
 
 
 def _memory(args: Mapping[str, Any], writer: WriterConfig) -> MemoryCommand:
@@ -217,7 +225,9 @@ def _memory(args: Mapping[str, Any], writer: WriterConfig) -> MemoryCommand:
     action = _action(args, ("add", "replace", "remove", "reinforce"))
     target = args.get("target")
     if not isinstance(target, str) or target not in MEMORY_TARGETS:
-        raise ToolInputError(f"target must be one of {list(MEMORY_TARGETS)}, got {target!r}")
+        raise ToolInputError(
+            f"target must be one of {list(MEMORY_TARGETS)}, got {quoted(target)}"
+        )
     limit = writer.max_content_chars
     content = _content(args, limit, required=action in {"add", "replace"})
     if action in {"remove", "reinforce"} and "content" in args:
@@ -229,6 +239,13 @@ def _memory(args: Mapping[str, Any], writer: WriterConfig) -> MemoryCommand:
         old_text = _MARK.sub("", old_text).strip()
     if content is not None and target in KEYED_TARGETS and not _KEYED.match(content):
         raise ToolInputError(f"{target} entries are 'key: value', e.g. 'timezone: Europe/Oslo'")
+    aimed = instruction_kind(content) if content is not None else None
+    if aimed is not None:  # injected every turn: an instruction here would steer the agent
+        raise ToolInputError(
+            f"content is an instruction aimed at the agent ({aimed}); nothing was written — "
+            f"{target} holds facts and the user's preferences, never text that overrides the "
+            "agent's instructions, changes its identity or discloses secrets"
+        )
     return MemoryCommand(action, target, content, old_text)
 
 
@@ -250,7 +267,7 @@ def _skill(args: Mapping[str, Any], writer: WriterConfig) -> SkillCommand:
     _allowed(args, {"action", "name", "content", "old_text"})
     action = _action(args, ("create", "patch"))
     name = _slug(args, "name", writer)
-    content = _content(args, writer.max_skill_chars, required=True)
+    content = _content(args, writer.max_skill_chars, required=True, document=True)
     assert content is not None
     old_text = _text(args, "old_text", writer.max_skill_chars, required=action == "patch")
     if action == "create":

@@ -1,10 +1,13 @@
 """A chat-completions server on 127.0.0.1 for the stage tests: each request takes the next
 scripted mode — a good answer (the offline rules applied to the request's data, standing in
-for a competent model), HTTP 500, malformed JSON, or a slow answer past the client timeout."""
+for a competent model), HTTP 500, malformed JSON, a slow answer past the client timeout, or
+a hung one (held until the server is released). It counts requests in flight, and can hold
+each until ``together`` are in flight at once (concurrency tests, no timing)."""
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -13,7 +16,7 @@ from reverie.model import questions
 from reverie.model.offline import OfflineModel
 from tests.local_http import send_json
 
-GOOD, FAIL, MALFORMED, SLOW = "good", "500", "malformed", "slow"
+GOOD, FAIL, MALFORMED, SLOW, HOLD = "good", "500", "malformed", "slow", "hold"
 
 
 def stage_of(payload: dict[str, Any]) -> str:
@@ -32,6 +35,28 @@ class ChatServer(ThreadingHTTPServer):
         self.script: dict[str, list[str]] = {}
         self.seen: list[tuple[str, str]] = []  # (stage, mode) per request
         self.slow_s = slow_s
+        self.release = threading.Event()  # HOLD requests answer once this is set
+        self.held = threading.Event()  # set when a HOLD request arrived
+        self.together = 0  # > 0: a request waits until this many are in flight
+        self.inflight = 0
+        self.max_inflight = 0
+        self._count = threading.Condition()
+
+    def shutdown(self) -> None:
+        self.release.set()  # a held request answers, so the server can stop
+        super().shutdown()
+
+    def enter(self) -> None:
+        with self._count:
+            self.inflight += 1
+            self.max_inflight = max(self.max_inflight, self.inflight)
+            self._count.notify_all()
+            if self.together:  # bounded, so a broken limiter fails its test instead of hanging
+                self._count.wait_for(lambda: self.inflight >= self.together, timeout=5)
+
+    def leave(self) -> None:
+        with self._count:
+            self.inflight -= 1
 
     def mode(self, stage: str) -> str:
         queue = self.script.get(stage, [])
@@ -47,9 +72,19 @@ class _Handler(BaseHTTPRequestHandler):
         stage = stage_of(payload)
         mode = self.server.mode(stage)
         self.server.seen.append((stage, mode))
+        self.server.enter()
+        try:
+            self._answer(body, payload, stage, mode)
+        finally:
+            self.server.leave()
+
+    def _answer(self, body: dict[str, Any], payload: dict[str, Any], stage: str, mode: str) -> None:
         status = 200
         if mode == SLOW:
             time.sleep(self.server.slow_s)
+        if mode == HOLD:
+            self.server.held.set()
+            self.server.release.wait(30)
         if mode == FAIL:
             status, text = 500, '{"error": "scripted failure"}'
         elif mode == MALFORMED:

@@ -16,7 +16,7 @@ from reverie.bus.actor import Actor
 from reverie.bus.bus import ActorDisabled, Bus
 from reverie.bus.messages import Envelope, Message
 from reverie.config import ActorConfig
-from reverie.errors import ClosedError
+from reverie.errors import ClosedError, InternalError
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +122,9 @@ async def test_failure_is_silent_logged_and_on_the_span(spans: Any) -> None:
             await bus.tell(Ping("a", -1))
             await bus.tell(Ping("a", 5))
             await bus.wait_idle()
-        with pytest.raises(ValueError, match="negative"):
+        with pytest.raises(InternalError, match="negative") as caught:  # only reverie's tree
             await bus.ask(Ping("a", -2))
+        assert isinstance(caught.value.__cause__, ValueError)
     assert [x[1] for x in Recorder.log if x[0] == "got"] == [5]
     assert any(e["event"] == "actor_failed" and "negative ping" in e["error"] for e in logs)
     failed = [s for s in exporter.get_finished_spans() if s.status.status_code is StatusCode.ERROR]

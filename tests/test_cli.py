@@ -89,3 +89,120 @@ def test_bad_settings_exit_2_with_a_clear_message(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "REVERIE_CAPS_MEMORY='lots'" in proc.stderr
     assert not (tmp_path / "reverie.db").exists()
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command as a user types it (``--home`` where they put it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "reverie", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], code: int, *, as_json: bool) -> str:
+    """The error of a failed command: exit ``code``, no traceback, one line on stderr or
+    ``{"error": …}`` alone on stdout."""
+    assert proc.returncode == code, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr + proc.stdout
+    if as_json:
+        message = json.loads(proc.stdout)["error"]
+        assert isinstance(message, str) and "\n" not in message
+        return message
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("show",),
+        ("search", "deploy"),
+        ("memory", "list"),
+        ("topic", "list"),
+        ("audit", "ledger"),
+        ("audit", "chain", "fct-x"),
+        ("namespaces",),
+        ("review",),
+        ("doctor",),
+    ],
+)
+def test_read_commands_never_create_a_home(
+    tmp_path: Path, command: tuple[str, ...], as_json: bool
+) -> None:
+    missing = tmp_path / "no" / "such"
+    flags = ["--json"] if as_json else []
+    proc = run(*command, "--home", str(missing), "-n", "alice", *flags)
+    if command[0] in {"namespaces", "review", "doctor"}:  # no --namespace option
+        proc = run(*command, "--home", str(missing), *flags)
+    assert "no reverie home" in one_line_error(proc, 2, as_json=as_json)
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_unknown_namespace_is_one_line_listing_the_known_ones(
+    tmp_path: Path, as_json: bool
+) -> None:
+    jcli(tmp_path, "memory", "add", "Alice deploys on Fridays", "-n", "alice")
+    jcli(tmp_path, "memory", "add", "Bob uses zsh", "-n", "bob")
+    flags = ["--json"] if as_json else []
+    proc = run("show", "--home", str(tmp_path), "-n", "alise", *flags)
+    message = one_line_error(proc, 2, as_json=as_json)
+    assert "no namespace 'alise'" in message and "known: alice, bob" in message
+    assert jcli(tmp_path, "namespaces") == ["alice", "bob"]
+    assert cli(tmp_path, "namespaces").split() == ["alice", "bob"]
+    assert not (tmp_path / "alise").exists()
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+@pytest.mark.parametrize(
+    ("namespace", "says"),
+    [
+        ("../x", "namespace must be"),  # D17
+        ("reverie.db-journal", "reserved"),  # D1
+        ("alice\n", "namespace must be"),  # D9
+    ],
+)
+def test_bad_names_are_one_line_errors(
+    tmp_path: Path, namespace: str, says: str, as_json: bool
+) -> None:
+    jcli(tmp_path, "memory", "add", "Alice deploys on Fridays", "-n", "alice")
+    flags = ["--json"] if as_json else []
+    for command in (("show",), ("memory", "add", "x")):
+        proc = run(*command, "--home", str(tmp_path), "-n", namespace, *flags)
+        assert says in one_line_error(proc, 2, as_json=as_json)
+    assert jcli(tmp_path, "namespaces") == ["alice"]
+
+
+def test_a_missing_fact_is_a_json_error(tmp_path: Path) -> None:
+    jcli(tmp_path, "memory", "add", "Builds run with make ci")
+    proc = run("audit", "chain", "fct-x", "--json", "--home", str(tmp_path))
+    assert "no fact 'fct-x'" in one_line_error(proc, 1, as_json=True)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_bad_model_url_in_the_environment_is_one_line(tmp_path: Path, as_json: bool) -> None:
+    jcli(tmp_path, "memory", "add", "Builds run with make ci")
+    flags = ["--json"] if as_json else []
+    for command in (("show",), ("review", "--force"), ("memory", "add", "y")):
+        proc = run(
+            *command, "--home", str(tmp_path), *flags, env={"REVERIE_MODEL_URL": "not-a-url"}
+        )
+        assert "not-a-url" in one_line_error(proc, 2, as_json=as_json)
+
+
+def test_a_damaged_home_is_refused_by_every_command(tmp_path: Path) -> None:
+    jcli(tmp_path, "memory", "add", "Builds run with make ci", "-n", "alice")
+    (tmp_path / "reverie.db").write_bytes(b"")
+    for command in (("show", "-n", "alice"), ("memory", "add", "y", "-n", "alice")):
+        proc = run(*command, "--home", str(tmp_path), "--json")
+        assert "reverie doctor --repair" in one_line_error(proc, 2, as_json=True)
+    assert (tmp_path / "alice" / "MEMORY.md").read_text() == "Builds run with make ci\n"
+    assert jcli(tmp_path, "doctor", "--repair")["healthy"]
+    assert [e["content"] for e in jcli(tmp_path, "memory", "list", "-n", "alice")] == [
+        "Builds run with make ci"
+    ]

@@ -41,9 +41,9 @@ def test_review_prints_the_pass_and_its_model_calls(tmp_path: Path) -> None:
     assert report["model_calls"]["flush"]["calls"] == 1
     again = jcli(tmp_path, "review")
     assert not again["namespaces"][0]["ran"]
-    assert "cooling down" in again["namespaces"][0]["reason"]
-    forced = cli(tmp_path, "review", "--force")
-    assert "review of default" in forced and "not_due" in forced
+    assert again["namespaces"][0]["reason"] == "nothing new since the last pass"
+    forced = cli(tmp_path, "review", "--force")  # force lifts the cooldown; nothing new
+    assert "default: no pass — nothing new since the last pass" in forced
     assert (tmp_path / "default" / "topics" / "deploy" / "summary.md").exists()
 
 

@@ -285,3 +285,45 @@ async def test_the_flush_ledger_says_why_a_candidate_was_not_stored(rv: reverie.
         "a workflow: left to the agent's skill_manage": 1,
         "a plain event with no specific value": 1,
     }
+
+
+async def test_a_write_that_fails_for_a_passing_reason_waits_for_the_next_flush(
+    rv: reverie.Reverie,
+) -> None:
+    """F5a: a writer answer of ERROR from a store failure (the database refused the
+    transaction) is not counted as refused, the candidate is kept behind the watermark,
+    and the next flush stores it."""
+    with sqlite3.connect(rv.home / "reverie.db") as conn:  # the database refuses fact rows
+        conn.execute(
+            "CREATE TRIGGER refuse_facts BEFORE INSERT ON facts"
+            " BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END"
+        )
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.turn(user="The deploy timeout is 30s.")
+        await s.idle()
+        await rv.wait_idle()
+        assert await ns.facts("deploy") == []
+        [first] = [r for r in await ns.ledger() if r.action == "flush"]
+        assert first.detail["refused"] == 0 and first.detail["left_for_next"] == 1
+        with sqlite3.connect(rv.home / "reverie.db") as conn:
+            conn.execute("DROP TRIGGER refuse_facts")
+        await s.idle()
+        await rv.wait_idle()
+    assert [f.content for f in await ns.facts("deploy")] == ["The deploy timeout is 30s."]
+
+
+async def test_a_busy_database_is_a_transient_error(tmp_path: Path, clock: ManualClock) -> None:
+    """F5a: the writer marks a busy answer ``transient``, which is what the flush reads."""
+    config = Config().with_section("store", busy_timeout_ms=50)
+    async with reverie.open(tmp_path / "h", config=config, clock=clock) as rv:
+        async with rv.namespace("a").session("s") as s:
+            other = sqlite3.connect(tmp_path / "h" / "reverie.db", isolation_level=None)
+            try:
+                other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+                result = await s.call_tool(
+                    "topic", {"action": "save", "topic": "deploy", "content": "Port is 8080"}
+                )
+            finally:
+                other.close()
+    assert result["decision"] == "ERROR" and result["transient"] is True

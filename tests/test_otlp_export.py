@@ -103,3 +103,22 @@ def test_cli_exports_spans_over_otlp_http(tmp_path: Path, receiver: Receiver, ho
         kv.key == "service.name" and kv.value.string_value == "reverie"
         for kv in resource.attributes
     )
+
+
+def test_cli_honours_otel_service_name(tmp_path: Path, receiver: Receiver) -> None:
+    env = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": base_url(receiver),
+        "OTEL_SERVICE_NAME": "billing-agent",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "reverie", "memory", "add", "x is 1", "--home", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    resource = receiver.requests[0].resource_spans[0].resource
+    names = [kv.value.string_value for kv in resource.attributes if kv.key == "service.name"]
+    assert names == ["billing-agent"]

@@ -8,6 +8,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -16,7 +18,11 @@ import reverie
 from reverie import Config, ManualClock
 from reverie.actors.distiller import Distiller
 from reverie.actors.linter import Linter
+from reverie.actors.reviewer import NOTHING_NEW
+from reverie.config import DEFAULT_REVIEW_CONCURRENCY
+from tests.chat_server import HOLD, ChatServer
 from tests.conftest import review_stage
+from tests.local_http import base_url, serving
 
 
 def statuses(report: dict[str, Any], namespace: str = "a") -> dict[str, str]:
@@ -42,6 +48,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
     first = await rv.review()
     assert first["ran"] and list(statuses(first)) == ["linter", "distiller", "promoter", "curator"]
     assert set(statuses(first).values()) == {"ran"}
+    await save(rv, "deploy", "The deploy region is eu-west-1")  # something new to review
     again = await rv.review()
     assert not again["ran"] and "cooling down" in again["namespaces"][0]["reason"]
     clock.advance(timedelta(hours=6))
@@ -61,6 +68,9 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
     }
     clock.advance(timedelta(days=6))
     assert set(statuses(await rv.review()).values()) == {"ran"}
+    quiet = await rv.review(force=True)  # nothing new since that pass: skipped
+    assert not quiet["ran"] and quiet["namespaces"][0]["reason"] == NOTHING_NEW
+    await save(rv, "deploy", "The deploy owner is Dana")
     forced = await rv.review(force=True)  # force skips the cooldown, not the due-checks
     assert forced["ran"] and set(statuses(forced).values()) == {"not_due"}
 
@@ -455,3 +465,121 @@ async def test_a_summarised_topic_waits_for_enough_new_facts(
             await save(rv, "alpha", f"The alpha host {day} listens on {port}")
             distilled = review_stage(await rv.review(force=True), "distiller")["distilled"]
             assert distilled == (1 if day == 3 else 0), day
+
+
+# -- a failing model, scale, fairness between namespaces ----------------------------------
+
+
+def chat_config(server: ChatServer, **model: str) -> Config:
+    return Config.load(
+        None,
+        {
+            "REVERIE_MODEL_URL": f"{base_url(server)}/v1",
+            "REVERIE_MODEL_NAME": "tiny-judge",
+            "REVERIE_MODEL_RETRIES": "2",
+            "REVERIE_MODEL_BACKOFF_S": "0.01",
+            "REVERIE_DISTILLER_RULES_FIRST": "false",  # every distill asks the model
+            **{f"REVERIE_MODEL_{k.upper()}": v for k, v in model.items()},
+        },
+    )
+
+
+def distilled(report: dict[str, Any]) -> dict[str, list[str]]:
+    return {
+        ns["namespace"]: [t["status"] for t in stage["topics"]]
+        for ns in report["namespaces"]
+        for stage in ns.get("stages", [])
+        if stage["stage"] == "distiller"
+    }
+
+
+async def test_a_hung_model_is_asked_once_per_round_not_once_per_namespace(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """D13: five namespaces against a hung server cost one request (one timeout); every
+    distillation is deferred, and the next round asks again and does them."""
+    names = [f"n{i}" for i in range(5)]
+    with serving(ChatServer()) as chat:
+        chat.script = {"distill": [HOLD]}
+        async with reverie.open(
+            tmp_path / "h", config=chat_config(chat, timeout_s="0.3"), clock=clock
+        ) as rv:
+            for name in names:
+                await save(rv, "deploy", f"The {name} deploy timeout is 30s", ns=name)
+            first = await rv.review(force=True)
+            assert len(chat.seen) == 1
+            assert distilled(first) == {name: ["deferred"] for name in names}
+            clock.advance(timedelta(hours=25))  # the distiller is due again
+            second = await rv.review(force=True)
+    assert distilled(second) == {name: ["distilled"] for name in names}
+    assert len(chat.seen) == 1 + len(names)
+
+
+@pytest.mark.parametrize("limit", [3, DEFAULT_REVIEW_CONCURRENCY])
+async def test_namespaces_are_reviewed_concurrently_within_the_bound(
+    tmp_path: Path, clock: ManualClock, limit: int
+) -> None:
+    """D15: a round reviews ``reviewer.concurrency`` namespaces at once, never more (the
+    server holds each request until that many are in flight, and counts them)."""
+    names = [f"n{i}" for i in range(2 * limit + 1)]
+    with serving(ChatServer()) as chat:
+        config = chat_config(chat, timeout_s="10")
+        if limit != DEFAULT_REVIEW_CONCURRENCY:
+            config = config.with_section("reviewer", concurrency=limit)
+        async with reverie.open(tmp_path / "h", config=config, clock=clock) as rv:
+            for name in names:
+                await save(rv, "deploy", f"The {name} deploy timeout is 30s", ns=name)
+            await rv.namespace(names[0]).review(force=True)  # the model is known healthy
+            chat.together = limit
+            report = await rv.review(force=True)
+    assert chat.max_inflight == limit
+    assert distilled(report) == {name: ["distilled"] for name in names[1:]}
+
+
+async def test_a_quiet_namespace_is_skipped_until_something_new(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    """D15: after a pass that left nothing for later, a namespace with no new write is
+    skipped with one indexed read (no pass, no ledger row), forced or not; a new write, or
+    a stage whose candidates ripen with age falling due, ends the skip."""
+    await save(rv, "deploy", "The deploy timeout is 30s")
+    assert (await rv.review(force=True))["ran"]
+    ledger_before = await rv.namespace("a").ledger()
+    for force in (True, False):
+        skipped = await rv.review(force=force)
+        assert skipped["namespaces"][0]["reason"] == NOTHING_NEW
+        assert (await rv.namespace("a").review(force=force))["reason"] == NOTHING_NEW
+    assert await rv.namespace("a").ledger() == ledger_before
+    await save(rv, "deploy", "The deploy region is eu-west-1")
+    assert (await rv.review(force=True))["ran"]
+    assert (await rv.review(force=True))["namespaces"][0]["reason"] == NOTHING_NEW
+    clock.advance(timedelta(hours=24))  # the curator is due: its candidates age
+    assert statuses(await rv.review(force=True))["curator"] == "ran"
+
+
+async def test_pre_compact_waits_for_its_own_namespace_only(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """F5b: pre_compact in b returns while a's review still waits on the model (the server
+    holds a's request open); a's pass has not ended when b's flush is done."""
+    with serving(ChatServer()) as chat:
+        chat.script = {"distill": [HOLD]}
+        async with reverie.open(
+            tmp_path / "h", config=chat_config(chat, timeout_s="20"), clock=clock
+        ) as rv:
+            await save(rv, "deploy", "The deploy timeout is 30s", ns="a")
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(rv.namespace("a").review, True)
+                await anyio.to_thread.run_sync(chat.held.wait, 10.0)
+                async with rv.namespace("b").session("s") as s:
+                    await s.turn(user="The build cache lives at /var/cache/ci.")
+                    await s.pre_compact()
+                    assert not chat.release.is_set() and chat.inflight == 1
+                    passes = [
+                        r for r in await rv.namespace("a").ledger() if r.action == "review_pass"
+                    ]
+                    assert passes == []  # a's pass is still waiting on the model
+                    assert await rv.namespace("b").ledger()  # b's flush ran
+                    flushes = [r for r in await rv.namespace("b").ledger() if r.action == "flush"]
+                    assert flushes and flushes[0].detail["trigger"] == "pre_compact"
+                chat.release.set()

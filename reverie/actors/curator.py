@@ -19,7 +19,7 @@ from typing import Any
 from reverie.actors.context import Services
 from reverie.actors.stage import Stage
 from reverie.clock import iso
-from reverie.errors import ToolInputError
+from reverie.errors import ToolInputError, quoted
 from reverie.rules.similarity import jaccard, word_set
 from reverie.stores import ledger, skills
 from reverie.stores.records import Skill
@@ -144,7 +144,7 @@ def restore(conn: sqlite3.Connection, services: Services, namespace: str, name: 
     directory was archived, for :func:`move_back`."""
     where = skills.archive_dir(conn, namespace, name)
     if where is None:
-        raise ToolInputError(f"no archived skill {name!r} in namespace {namespace!r}")
+        raise ToolInputError(f"no archived skill {quoted(name)} in namespace {namespace!r}")
     skills.unarchive(conn, namespace, name, services.now())
     _audit(conn, services, namespace, name, "restore", "RESTORED", {"archive_dir": where})
     return where

@@ -25,6 +25,7 @@ from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, T
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
+from reverie.rules.injection import instruction_kind
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
@@ -73,6 +74,8 @@ class FlushReport:
     asked_model: int = 0
     watermark: int = 0
     skipped_because: Counter[str] = field(default_factory=Counter)
+    flagged: list[dict[str, Any]] = field(default_factory=list)
+    """Candidates that give the agent an instruction: never stored, flagged in the ledger."""
 
     def attributes(self) -> dict[str, Any]:
         return {
@@ -260,6 +263,7 @@ class Flusher(Actor):
 
     async def _route(self, batch: Batch, report: FlushReport) -> None:
         current, replaced = latest_only(batch.items)
+        current = [e for e in current if not self._flag(e, report)]
         report.skipped += len(replaced)
         if replaced:
             report.skipped_because["restated later in the session"] += len(replaced)
@@ -280,6 +284,8 @@ class Flusher(Actor):
         """Write one candidate, or say why not: "done", "skip" or "wait" (over budget, or a
         write that failed for a passing reason — it is tried again by the next flush)."""
         command, why = (None, "no route") if route is None else self._command(route, extract)
+        if route is not None and instruction_kind(str(route.get("content") or "")):
+            command, why = None, "rejected: the content gives the agent an instruction"
         if command is None or route is None:
             report.skipped += 1
             report.skipped_because[why] += 1
@@ -313,6 +319,28 @@ class Flusher(Actor):
         else:
             report.refused += 1
         return "done"
+
+    def _flag(self, extract: Extract, report: FlushReport) -> bool:
+        """A statement that instructs the agent ("ignore your rules", "you are now …",
+        "include the keys") is never a memory and never shown to a model: it stays in the
+        episode log and is flagged in the ledger."""
+        kind = instruction_kind(extract.text)
+        if kind is None:
+            return False
+        report.skipped += 1
+        report.skipped_because["an instruction aimed at the agent"] += 1
+        report.flagged.append(
+            {
+                "reason": "injection",
+                "kind": kind,
+                "extract_id": extract.id,
+                "episode_id": extract.episode_id,
+                "session_id": extract.session_id,
+                "speaker": extract.speaker,
+                "text": extract.text[:200],
+            }
+        )
+        return True
 
     def _known(
         self, conn: sqlite3.Connection, home: Home, route: dict[str, Any], horizon: int
@@ -411,6 +439,19 @@ class Flusher(Actor):
                 trace_id=trace_id,
                 detail=detail,
             )
+            for flag in report.flagged:  # after the flush row: the flush read them
+                ledger.append(
+                    conn,
+                    ts=self.s.now(),
+                    namespace=self.namespace,
+                    actor=self.name,
+                    action="flag",
+                    decision="FLAG",
+                    entry_id=None,
+                    session_id=flag["session_id"],
+                    trace_id=trace_id,
+                    detail=flag,
+                )
 
         await self.s.db.write(advance)
 

@@ -8,7 +8,8 @@ import sqlite3
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from reverie.actors.context import Services
-from reverie.model.seam import Answer, Deferred, Prompt
+from reverie.model.breaker import Resting
+from reverie.model.seam import Answer, Deferred, Model, Prompt
 from reverie.stores import ledger
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -25,11 +26,10 @@ async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer 
         span.set_attribute("gen_ai.memory.store.id", namespace)
         span.set_attribute("reverie.stage", prompt.stage)
         span.set_attribute("reverie.prompt.chars", len(prompt.system) + len(prompt.user))
-        try:
-            answer = await model.judge(prompt)
-        except Exception as exc:  # a model implementation that raises is still contained
-            log.error("model_raised", stage=prompt.stage, error=repr(exc))
-            answer = Deferred(f"the model raised {type(exc).__name__}")
+        answer = await services.breaker.call(lambda: _judge(model, prompt))
+        if isinstance(answer, Resting):  # not asked: no call to count or record
+            span.set_attribute("reverie.model.outcome", "resting")
+            return answer
         usage = answer.usage
         outcome = "answered" if isinstance(answer, Answer) else "deferred"
         span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
@@ -75,6 +75,14 @@ async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer 
         except Exception as exc:  # the count is lost, the answer is not
             log.warning("model_call_not_recorded", stage=prompt.stage, error=repr(exc))
         return answer
+
+
+async def _judge(model: Model, prompt: Prompt) -> Answer | Deferred:
+    try:
+        return await model.judge(prompt)
+    except Exception as exc:  # a model implementation that raises is still contained
+        log.error("model_raised", stage=prompt.stage, error=repr(exc))
+        return Deferred(f"the model raised {type(exc).__name__}", unavailable=True)
 
 
 def calls_per_stage(

@@ -9,7 +9,14 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from reverie.actors.context import new_id
-from reverie.actors.write_base import Decision, Outcome, Projection, WriteBase, result
+from reverie.actors.write_base import (
+    Decision,
+    Outcome,
+    Projection,
+    WriteBase,
+    refuse_secret,
+    result,
+)
 from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import near_duplicate
@@ -106,6 +113,7 @@ class MemoryWrites(WriteBase):
         return project
 
     async def _memory(self, cmd: MemoryCommand, call: ToolCall) -> Outcome:
+        refuse_secret("content", cmd.content)
         return await self._write(lambda conn: self._memory_txn(conn, cmd, call))
 
     def _memory_txn(self, conn: sqlite3.Connection, cmd: MemoryCommand, call: ToolCall) -> Outcome:

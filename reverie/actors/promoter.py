@@ -31,6 +31,7 @@ from reverie.errors import ReverieError
 from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.rules.consolidation import rewrite_problem
+from reverie.rules.secrets import redact
 from reverie.stores import entries, generated, review_state, topics
 from reverie.stores.records import Fact
 from reverie.telemetry.logs import get_logger
@@ -192,6 +193,8 @@ class Promoter(Stage):
         )
 
     def _outcome(self, fact: Fact, verdict: str, **extra: Any) -> dict[str, Any]:
+        """One fact's outcome, as logged to promotions.jsonl: a model's text in it (rewrite,
+        reason) is redacted, so a refused rewrite never carries its secret into the log."""
         return {
             "fact_id": fact.id,
             "chain_id": fact.chain_id,
@@ -199,5 +202,5 @@ class Promoter(Stage):
             "content": fact.content,
             "depth": fact.depth,
             "verdict": verdict,
-            **extra,
+            **{k: redact(v) if isinstance(v, str) else v for k, v in extra.items()},
         }

@@ -5,6 +5,10 @@ has passed, or when the host forces one. The cooldown check and a lease row are 
 one transaction, so of several processes sharing a home only one runs a pass. The stages
 run in the seed's order — lint (L5), distill (L4), promote (L6), curate (L7) — each behind
 its own kill switch, due-check, time budget and span, and each fails silently.
+
+A pass that left nothing for later marks the namespace quiet; until a new write lands (a
+ledger row) or a clock-bound stage falls due, a quiet namespace is skipped with one
+indexed read instead of a pass.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ log = get_logger("reverie.reviewer")
 
 LAST_PASS = "review:last_pass"
 ORDER: tuple[type[Stage], ...] = (Linter, Distiller, Promoter, Curator)
+DATA_BOUND: tuple[type[Stage], ...] = (Linter, Distiller)
+"""Stages whose outcome depends only on what is stored; the promoter's and curator's
+candidates also ripen with age, so they bound a quiet mark by their next due time."""
+NOTHING_NEW = "nothing new since the last pass"
 
 
 class Reviewer(Actor):
@@ -70,18 +78,50 @@ class Reviewer(Actor):
             return report
         stages: list[dict[str, Any]] = []
         started = anyio.current_time()
+        until: str | None = ""
         try:
             for stage_type in ORDER:
                 stages.append(await self._stage(stage_type(self.namespace, self.s)))
+            until = await self._quiet_until(stages)
         finally:
             report["stages"] = stages
             report["duration_ms"] = round((anyio.current_time() - started) * 1000, 3)
             with anyio.CancelScope(shield=True):
-                await self.s.db.write(lambda conn: self._end(conn, report))
+                await self.s.db.write(lambda conn: self._end(conn, report, until))
         report["text"] = render(report)
         return report
 
+    async def _quiet_until(self, stages: list[dict[str, Any]]) -> str | None:
+        """Until when this namespace stays quiet without a new write: the earliest due time
+        of a stage that could act by the clock alone; "" when one may act now (it left work
+        for later, failed, or never ran); None when only a new write can change anything."""
+        now = self.s.clock.now()
+        bound = [
+            stage_type(self.namespace, self.s)
+            for stage_type, out in zip(ORDER, stages, strict=True)
+            if out["status"] != "disabled"
+            and not (
+                stage_type in DATA_BOUND
+                and out["status"] == "ran"
+                and not out.get("retry_next_round")
+            )
+        ]
+        last = await self.s.db.read(  # one read for every stage's last run
+            lambda conn: [review_state.get(conn, self.namespace, s.last_key) for s in bound]
+        )
+        soonest: datetime | None = None
+        for stage, stamp in zip(bound, last, strict=True):
+            if stamp is None:
+                return ""
+            when = datetime.fromisoformat(stamp) + stage.interval
+            if when <= now:
+                return ""
+            soonest = when if soonest is None else min(soonest, when)
+        return None if soonest is None else iso(soonest)
+
     def _begin(self, conn: sqlite3.Connection, now: datetime, force: bool) -> tuple[bool, str]:
+        if review_state.quiet(conn, iso(now), self.namespace):
+            return False, NOTHING_NEW
         if not force:
             last = review_state.get(conn, self.namespace, LAST_PASS)
             if last is not None:
@@ -98,7 +138,7 @@ class Reviewer(Actor):
     def _lease(self) -> str:
         return f"review:{self.namespace}"
 
-    def _end(self, conn: sqlite3.Connection, report: dict[str, Any]) -> None:
+    def _end(self, conn: sqlite3.Connection, report: dict[str, Any], until: str | None) -> None:
         review_state.release_lease(conn, self._lease, self.holder)
         ledger.append(
             conn,
@@ -115,6 +155,8 @@ class Reviewer(Actor):
                 "stages": {s["stage"]: s["status"] for s in report.get("stages", [])},
             },
         )
+        if until != "":
+            review_state.mark_quiet(conn, self.namespace, until, self.s.now())
 
     async def _stage(self, stage: Stage) -> dict[str, Any]:
         """One stage, fail-silent: whatever it does, the pass goes on to the next."""

@@ -6,9 +6,9 @@ import sqlite3
 from typing import Any
 
 from reverie.actors import curator
-from reverie.actors.write_base import Decision, Outcome, WriteBase, result
+from reverie.actors.write_base import Decision, Outcome, WriteBase, refuse_secret, result
 from reverie.bus.messages import Curate, PinSkill, SkillUsed, ToolCall
-from reverie.errors import ToolInputError
+from reverie.errors import ToolInputError, quoted
 from reverie.stores import skills
 from reverie.stores.records import Skill
 from reverie.tools import SkillCommand
@@ -18,6 +18,7 @@ class SkillWrites(WriteBase):
     """Skill create and patch."""
 
     async def _skill(self, cmd: SkillCommand, call: ToolCall) -> Outcome:
+        refuse_secret("content", cmd.content)
         return await self._write(lambda conn: self._skill_txn(conn, cmd, call))
 
     def _skill_txn(self, conn: sqlite3.Connection, cmd: SkillCommand, call: ToolCall) -> Outcome:
@@ -94,7 +95,7 @@ class SkillWrites(WriteBase):
     def _skill_flag_txn(self, conn: sqlite3.Connection, message: SkillUsed | PinSkill) -> Outcome:
         current = skills.get(conn, self.namespace, message.name)
         if current is None or current.archived_at is not None:
-            raise ToolInputError(f"no registered skill {message.name!r}")
+            raise ToolInputError(f"no registered skill {quoted(message.name)}")
         now = self.s.now()
         if isinstance(message, SkillUsed):
             skills.mark_used(conn, self.namespace, message.name, now)

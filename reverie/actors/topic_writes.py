@@ -7,7 +7,14 @@ import sqlite3
 from typing import Any
 
 from reverie.actors.context import new_id
-from reverie.actors.write_base import Decision, Outcome, Projection, WriteBase, result
+from reverie.actors.write_base import (
+    Decision,
+    Outcome,
+    Projection,
+    WriteBase,
+    refuse_secret,
+    result,
+)
 from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import (
@@ -70,6 +77,7 @@ class TopicWrites(WriteBase):
         )
 
     async def _topic_save(self, cmd: TopicCommand, call: ToolCall) -> Outcome:
+        refuse_secret("content", cmd.content)
         return await self._write(lambda conn: self._topic_save_txn(conn, cmd, call))
 
     def _topic_save_txn(
@@ -181,6 +189,12 @@ class TopicWrites(WriteBase):
         promoted MEMORY.md rule current); returns the projections to rewrite."""
         return []
 
+    def _after_restore(
+        self, conn: sqlite3.Connection, undone: Fact, back: Fact
+    ) -> list[Projection]:
+        """What else restoring an earlier value changes: what a correction does."""
+        return self._after_supersede(conn, undone, back)
+
     def _restore_fact(self, conn: sqlite3.Connection, fact: Fact) -> Outcome:
         """An earlier value comes back as the newest link of its chain (nothing is rewound)."""
         if fact.live:
@@ -189,7 +203,9 @@ class TopicWrites(WriteBase):
             self.namespace, None, TopicCommand("save", fact.topic, fact.content), actor="restore"
         )
         chain = topics.chain(conn, self.namespace, fact.id)
-        head = next(f for f in chain if f.live)
+        head = next((f for f in chain if f.live), None)
+        if head is None:
+            raise ToolInputError(f"the chain of {fact.id} has no live value to supersede")
         return self._supersede_with(conn, call, head, fact.content)
 
     def _supersede_with(
@@ -213,6 +229,10 @@ class TopicWrites(WriteBase):
         )
         topics.insert(conn, fact)
         topics.invalidate(conn, head.id, fact.id, now)
+        generated.forget(conn, self.namespace, f"distiller:{head.topic}")  # stale now
+        # like a correction: a promoted rule stating the value just undone is refreshed
+        follow_ups = self._after_restore(conn, head, fact)
+        follow_ups.append(self._fresh_summary(conn, head.topic))
         self._audit(
             conn,
             actor=call.actor,
@@ -237,5 +257,5 @@ class TopicWrites(WriteBase):
                 superseded=head.id,
                 topic=head.topic,
             ),
-            [project],
+            [project, *follow_ups],
         )

@@ -14,7 +14,9 @@ from opentelemetry import trace
 from reverie.actors.context import Services
 from reverie.bus.actor import Actor
 from reverie.bus.messages import ToolCall
-from reverie.stores import ledger
+from reverie.errors import ToolInputError, quoted
+from reverie.rules.secrets import redact, refusal, secret_kind
+from reverie.stores import calls, ledger
 from reverie.stores.records import Entry, Fact
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -48,8 +50,26 @@ class Outcome:
     projections: list[Projection] = field(default_factory=list)
 
 
+Txn = Callable[[sqlite3.Connection], Outcome]
+
+
 def error_result(message: str) -> dict[str, Any]:
-    return {"ok": False, "decision": Decision.ERROR.value, "entry_id": None, "error": message}
+    """An ERROR answer; a message quoting the input never quotes a secret in it."""
+    return {
+        "ok": False,
+        "decision": Decision.ERROR.value,
+        "entry_id": None,
+        "error": redact(message),
+    }
+
+
+def refuse_secret(field: str, text: str | None) -> None:
+    """A write carrying a credential is refused before anything is written: memory is
+    injected into every later prompt, and a secret there leaks to every model it meets."""
+    kind = secret_kind(text) if text else None
+    if kind is not None:
+        assert text is not None
+        raise ToolInputError(refusal(kind, field, text))
 
 
 def result(decision: Decision, entry_id: str | None, message: str, **extra: Any) -> dict[str, Any]:
@@ -69,10 +89,42 @@ class WriteBase(Actor):
         super().__init__(namespace)
         self.s = services
         self.cfg = services.config
+        self._named: ToolCall | None = None  # a tool call the host named, not yet written
+        self._call_id: str | None = None  # the host's id of the call being written, if any
 
-    async def _write(self, body: Callable[[sqlite3.Connection], Outcome]) -> Outcome:
+    async def _write(self, body: Txn) -> Outcome:
         """One write transaction, then its projections in the same hop to the thread."""
+        named, self._named = self._named, None
+        if named is not None:
+            return await self.s.db.write(
+                lambda conn: self._named_txn(conn, named, body), then=self._project
+            )
         return await self.s.db.write(body, then=self._project)
+
+    def _named_txn(self, conn: sqlite3.Connection, call: ToolCall, body: Txn) -> Outcome:
+        """A call with the host's call id is answered once: its answer is stored in the
+        write's own transaction (so it exists exactly when the write landed) and a retry
+        replays it without writing; the ledger rows of the write carry the id."""
+        assert call.call_id is not None
+        request = calls.digest(call.command)
+        done = calls.get(conn, self.namespace, call.call_id)
+        if done is not None:
+            if done.request != request:
+                raise ToolInputError(
+                    f"call_id {quoted(call.call_id, 80)} was already used for a different "
+                    "call; use a new id for a new call"
+                )
+            return Outcome({**done.result, "replayed": True})
+        self._call_id = call.call_id
+        try:
+            outcome = body(conn)
+        finally:
+            self._call_id = None
+        answer = {**outcome.result, "call_id": call.call_id}
+        calls.record(
+            conn, self.namespace, call.call_id, call.session_id, request, answer, self.s.now()
+        )
+        return Outcome(answer, outcome.projections)
 
     def _project(self, conn: sqlite3.Connection, outcome: Outcome) -> None:
         """Rewrite the outcome's projections; the write is committed already, so a failure
@@ -111,7 +163,7 @@ class WriteBase(Actor):
             trace_id=trace_id_hex(),
             before=before,
             after=after,
-            detail=detail,
+            detail={**(detail or {}), "call_id": self._call_id} if self._call_id else detail,
         )
 
     def _noop(

@@ -9,8 +9,10 @@ Projections are rewritten after the commit; a failure there never un-acknowledge
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from typing import Any
 
+import anyio
 from opentelemetry import trace
 
 from reverie.actors.memory_writes import MemoryWrites
@@ -18,6 +20,7 @@ from reverie.actors.skill_writes import SkillWrites
 from reverie.actors.topic_writes import TopicWrites
 from reverie.actors.write_base import Decision, Outcome, Projection, error_result
 from reverie.bus.messages import (
+    CallLookup,
     Curate,
     Envelope,
     PinSkill,
@@ -27,9 +30,10 @@ from reverie.bus.messages import (
     TurnEnded,
     TurnRecord,
 )
-from reverie.errors import StoreBusy, StoreError, ToolInputError
+from reverie.errors import StoreBusy, StoreError, ToolInputError, quoted
 from reverie.rules.consolidation import rewrite, rewrite_problem
-from reverie.stores import entries, episodes, generated, review_state, topics
+from reverie.rules.secrets import redact
+from reverie.stores import calls, entries, episodes, generated, review_state, topics
 from reverie.stores.records import Episode, Fact
 from reverie.tools import MemoryCommand, TopicCommand
 
@@ -39,7 +43,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
     episode recording and restore."""
 
     name = "writer"
-    handles = (ToolCall, TurnRecord, Restore, SkillUsed, PinSkill, Curate)
+    handles = (ToolCall, TurnRecord, Restore, SkillUsed, PinSkill, Curate, CallLookup)
 
     @property
     def enabled(self) -> bool:
@@ -53,6 +57,8 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         message = envelope.message
         if isinstance(message, TurnRecord):
             return await self._turn(message, envelope)
+        if isinstance(message, CallLookup):
+            return await self._lookup(message.call_id)
         try:
             if isinstance(message, ToolCall):
                 outcome = await self._tool(message)
@@ -64,10 +70,11 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
                 raise TypeError(f"writer cannot handle {type(message).__name__}")
         except ToolInputError as exc:
             return error_result(str(exc))
-        except StoreBusy as exc:
-            return error_result(f"{exc}; nothing was written, retry the call")
+        except StoreBusy as exc:  # "transient": the same call may land later (the flush waits)
+            busy = error_result(f"{exc}; nothing was written, retry the call")
+            return {**busy, "transient": True}
         except StoreError as exc:
-            return error_result(f"{exc}; nothing was written")
+            return {**error_result(f"{exc}; nothing was written"), "transient": True}
         span = trace.get_current_span()
         span.set_attribute("reverie.decision", outcome.result["decision"])
         if outcome.result.get("entry_id"):
@@ -77,6 +84,13 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
     # -- episodes -----------------------------------------------------------------------
 
     async def _turn(self, message: TurnRecord, envelope: Envelope) -> Episode:
+        # the episode log keeps the turn, never a credential said in it (D5)
+        user, assistant = message.user, message.assistant
+        message = replace(
+            message,
+            user=user and await _redacted(user),
+            assistant=assistant and await _redacted(assistant),
+        )
         episode = await self.s.db.write(lambda conn: self._turn_txn(conn, message))
         await self.s.bus.tell(
             TurnEnded(self.namespace, message.session_id, episode.id, episode.turn), cause=envelope
@@ -108,11 +122,19 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
 
     async def _tool(self, call: ToolCall) -> Outcome:
         command = call.command
-        if isinstance(command, MemoryCommand):
-            return await self._memory(command, call)
-        if isinstance(command, TopicCommand):
-            return await self._topic_save(command, call)
-        return await self._skill(command, call)
+        self._named = call if call.call_id is not None else None  # its write is answered once
+        try:
+            if isinstance(command, MemoryCommand):
+                return await self._memory(command, call)
+            if isinstance(command, TopicCommand):
+                return await self._topic_save(command, call)
+            return await self._skill(command, call)
+        finally:
+            self._named = None
+
+    async def _lookup(self, call_id: str) -> dict[str, Any] | None:
+        done = await self.s.db.read(lambda conn: calls.get(conn, self.namespace, call_id))
+        return None if done is None else done.result
 
     # -- keeping a promoted rule current ---------------------------------------------------
 
@@ -156,6 +178,33 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         )
         return [self._entry_projection("memory")]
 
+    def _after_restore(
+        self, conn: sqlite3.Connection, undone: Fact, back: Fact
+    ) -> list[Projection]:
+        """Restoring an earlier value refreshes a promoted rule as a correction does; a rule
+        that cannot be rewritten is retired instead (it states the value just undone; the
+        ledger keeps it, and ``restore`` brings it back)."""
+        refreshed = self._after_supersede(conn, undone, back)
+        if refreshed:
+            return refreshed
+        entry_id = review_state.get(conn, self.namespace, promoted_key(undone.chain_id))
+        entry = entries.get(conn, self.namespace, entry_id) if entry_id else None
+        if entry is None or entry.status != "live":
+            return []
+        entries.end(conn, entry.id, "removed", self.s.now())
+        self._audit(
+            conn,
+            actor="restore",
+            action="retire",
+            decision=Decision.REMOVED,
+            entry_id=entry.id,
+            target="memory",
+            session_id=None,
+            before={"content": entry.content},
+            detail={"chain_id": undone.chain_id, "undone": undone.id, "restored": back.id},
+        )
+        return [self._entry_projection("memory")]
+
     # -- restore ------------------------------------------------------------------------
 
     async def _restore(self, message: Restore) -> Outcome:
@@ -171,9 +220,20 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         fact = topics.get(conn, self.namespace, message.entry_id)
         if fact is None:
             raise ToolInputError(
-                f"no entry or fact {message.entry_id!r} in namespace {self.namespace!r}"
+                f"no entry or fact {quoted(message.entry_id)} in namespace {self.namespace!r}"
             )
         return self._restore_fact(conn, fact)
+
+
+BIG_TURN = 16_000  # chars: scanning more (about 1 us a char) runs off the event loop
+
+
+async def _redacted(text: str) -> str:
+    """The text with each secret replaced by its marker; a long text is scanned in a worker
+    thread, so the host's event loop is not held for the scan."""
+    if len(text) <= BIG_TURN:
+        return redact(text)
+    return await anyio.to_thread.run_sync(redact, text)
 
 
 def promoted_key(chain_id: str) -> str:

@@ -4,10 +4,16 @@
 Mailboxes are bounded memory object streams, so a producer that outruns an actor waits
 (back-pressure) instead of growing memory. ``pending`` is counted synchronously when a
 message is accepted, so an actor never exits while a message for it is on its way.
+
+An asker only ever sees reverie's exception tree: an actor's failure reaches it mapped
+(:func:`~reverie.errors.as_reverie_error`), a timeout as :class:`reverie.TimeoutError`. An
+ask whose asker gives up (cancelled, timed out) before the actor took it up is withdrawn:
+it never runs, so "cancelled before it started" means "nothing was written".
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +29,7 @@ from opentelemetry.trace import Status, StatusCode
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, Message, Reply
 from reverie.config import ActorConfig
-from reverie.errors import ClosedError, ReverieError
+from reverie.errors import ClosedError, ReverieError, TimeoutError, as_reverie_error, bounded
 from reverie.telemetry.logs import get_logger
 
 log = get_logger("reverie.bus")
@@ -83,8 +89,25 @@ class Bus:
         kind, factory = routes[0]
         reply = Reply()
         await self._deliver(kind, factory, Envelope(message, reply=reply))
-        with anyio.fail_after(timeout_s or self._settings.ask_timeout_s):
-            return await reply.wait()
+        budget = timeout_s or self._settings.ask_timeout_s
+        try:
+            with anyio.fail_after(budget):
+                return await reply.wait()
+        except builtins.TimeoutError:
+            withdrawn = reply.abandon(ClosedError("the asker gave up"))
+            what = type(message).__name__
+            raise TimeoutError(
+                f"{kind} gave no answer to {what} within {budget:g} s; "
+                + (
+                    "it was withdrawn before it started: nothing was written"
+                    if withdrawn
+                    else "it had started and may still be applied"
+                ),
+                withdrawn=withdrawn,
+            ) from None
+        except BaseException:  # cancelled: an ask not yet taken up is withdrawn whole
+            reply.abandon(ClosedError("the asker was cancelled"))
+            raise
 
     async def _deliver(self, kind: str, factory: ActorFactory, envelope: Envelope) -> None:
         if self._closed:
@@ -153,22 +176,29 @@ class Bus:
                 span.set_attribute("reverie.message.id", envelope.id)
                 if envelope.cause_id is not None:
                     span.set_attribute("reverie.message.cause_id", envelope.cause_id)
+                if envelope.reply is not None and not envelope.reply.take():
+                    span.set_attribute("reverie.withdrawn", True)  # its asker gave up
+                    return
                 try:
                     with anyio.fail_after(actor.budget_s):
                         result = await actor.on_receive(envelope)
                 except Exception as exc:
                     self.failures += 1
-                    span.record_exception(exc)
-                    span.set_status(Status(StatusCode.ERROR, repr(exc)))
+                    error = bounded(repr(exc))
+                    span.add_event(
+                        "exception",
+                        {"exception.type": type(exc).__name__, "exception.message": error},
+                    )
+                    span.set_status(Status(StatusCode.ERROR, error))
                     log.error(
                         "actor_failed",
                         actor=kind,
                         namespace=message.namespace,
                         message=type(message).__name__,
-                        error=repr(exc),
+                        error=error,
                     )
-                    if envelope.reply is not None:
-                        envelope.reply.fail(exc)
+                    if envelope.reply is not None:  # the asker only ever sees reverie's tree
+                        envelope.reply.fail(as_reverie_error(exc))
                     try:
                         await actor.on_failure(envelope, exc)
                     except Exception as again:

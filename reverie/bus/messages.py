@@ -55,6 +55,7 @@ class ToolCall(Message):
     session_id: str | None
     command: Command
     actor: str = "writer"
+    call_id: str | None = None  # the host's id for the call: its answer is kept, replayed
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,14 @@ class TurnRecord(Message):
     session_id: str
     user: str | None
     assistant: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CallLookup(Message):
+    """What a named tool call answered, if it committed (an ask, queued behind the writes
+    sent before it, so a call still in flight is decided before it is looked up)."""
+
+    call_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +107,31 @@ class Curate(Message):
 
 
 class Reply:
-    """The answer slot of an ask: set once, by the actor, with a value or an error."""
+    """The answer slot of an ask: set once, by the actor, with a value or an error.
+
+    An asker that gives up (cancelled, timed out) *abandons* it: if the actor had not taken
+    the ask up yet, it never will, so the asker knows its request was withdrawn whole."""
 
     def __init__(self) -> None:
         self._done = anyio.Event()
         self._value: Any = None
         self._error: BaseException | None = None
+        self.started = False
+
+    def take(self) -> bool:
+        """The actor takes the ask up; False when its asker abandoned it first (skip it)."""
+        if self._done.is_set():
+            return False
+        self.started = True
+        return True
+
+    def abandon(self, error: BaseException) -> bool:
+        """The asker gives up; True when the ask was withdrawn before the actor took it up
+        (it will never run), False when it is running or ran (it may have landed)."""
+        if self.started:
+            return False
+        self.fail(error)
+        return True
 
     def set(self, value: Any) -> None:
         if not self._done.is_set():

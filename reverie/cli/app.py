@@ -5,21 +5,27 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import anyio
 import typer
 from opentelemetry.sdk.trace import TracerProvider
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 import reverie
+from reverie.clock import SystemClock, iso
 from reverie.config import Config
-from reverie.errors import ReverieError
-from reverie.runtime import Namespace, Reverie
+from reverie.doctor import diagnose
+from reverie.doctor import repair as recover
+from reverie.errors import ConfigError, HomeError, InputError, ReverieError
+from reverie.names import DATABASE_FILE
+from reverie.runtime import DEFAULT_NAMESPACE, Namespace, Reverie
 from reverie.stores.rekey import Rekeyed
 from reverie.telemetry.setup import configure_logging, otlp_provider
 
@@ -72,26 +78,74 @@ Target = Annotated[
 DEFAULT_HOME = Path(".reverie")
 
 
-class Edge:
-    """What every command shares: settings from the file and environment, span export."""
+class CommandError(Exception):
+    """A user error found by the CLI itself (an unknown namespace): one line, ``code``."""
 
-    def __init__(self, home: Path, config_file: Path | None, otlp: str | None) -> None:
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Edge:
+    """What every command shares: settings from the file and environment, span export, and
+    how it fails (one line on stderr, or ``{"error": …}`` on stdout with ``--json``).
+    ``existing`` commands read or act on what is stored: they never create a home."""
+
+    def __init__(
+        self,
+        home: Path,
+        config_file: Path | None,
+        otlp: str | None,
+        *,
+        as_json: bool = False,
+        existing: bool = False,
+    ) -> None:
         self.home = home
+        self.as_json = as_json
+        self.existing = existing
         self.config = Config.load(config_file, os.environ)
-        self.provider: TracerProvider | None = otlp_provider(otlp) if otlp else None
+        service = os.environ.get("OTEL_SERVICE_NAME") or "reverie"
+        self.provider: TracerProvider | None = otlp_provider(otlp, service) if otlp else None
+
+    def fail(self, message: str, code: int = 1) -> NoReturn:
+        """Stop the command with one line, never a traceback."""
+        fail(message, code, self.as_json)
 
     def run(self, body: Callable[[Reverie], Awaitable[T]]) -> T:
+        if self.existing and not (self.home / DATABASE_FILE).is_file():
+            what = "does not exist" if not self.home.exists() else "holds no reverie.db"
+            self.fail(f"no reverie home at {self.home} ({what}); nothing was created", 2)
+
         async def main() -> T:
             async with reverie.open(
-                self.home, config=self.config, tracer_provider=self.provider
+                self.home,
+                config=self.config,
+                tracer_provider=self.provider,
+                create=not self.existing,
             ) as rv:
                 return await body(rv)
 
         try:
             return anyio.run(main)
+        except CommandError as exc:
+            self.fail(str(exc), exc.code)
+        except (ConfigError, HomeError, InputError) as exc:  # the user's to fix
+            self.fail(str(exc), 2)
+        except ReverieError as exc:
+            self.fail(str(exc), 1)
         finally:
             if self.provider is not None:
                 self.provider.shutdown()
+
+
+def fail(message: str, code: int, as_json: bool) -> NoReturn:
+    """One line on stderr, or ``{"error": message}`` on stdout for ``--json``; exit ``code``."""
+    line = " ".join(message.split())
+    if as_json:
+        sys.stdout.write(json.dumps({"error": line}, ensure_ascii=False) + "\n")
+    else:
+        err.print(f"[red]error:[/red] {escape(line)}", highlight=False)
+    raise typer.Exit(code)
 
 
 @app.callback()
@@ -101,12 +155,19 @@ def main_options(
     configure_logging(verbose)
 
 
-def _edge(home: Path, config_file: Path | None, otlp: str | None) -> Edge:
+def _edge(
+    home: Path,
+    config_file: Path | None,
+    otlp: str | None,
+    *,
+    as_json: bool = False,
+    existing: bool = True,
+) -> Edge:
+    """The edge of one command; ``existing=False`` only for commands that may make a home."""
     try:
-        return Edge(home, config_file, otlp)
+        return Edge(home, config_file, otlp, as_json=as_json, existing=existing)
     except ReverieError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(str(exc), 2, as_json)
 
 
 def _print(value: Any, as_json: bool, human: Callable[[], None]) -> None:
@@ -119,7 +180,7 @@ def _print(value: Any, as_json: bool, human: Callable[[], None]) -> None:
 def _decision(result: dict[str, Any], as_json: bool) -> None:
     def human() -> None:
         if result["decision"] == "ERROR":
-            err.print(f"[red]ERROR[/red] {result['error']}")
+            err.print(f"[red]ERROR[/red] {escape(str(result['error']))}")
         else:
             entry = f" {result['entry_id']}" if result.get("entry_id") else ""
             out.print(f"[bold]{result['decision']}[/bold]{entry} — {result.get('message', '')}")
@@ -129,9 +190,25 @@ def _decision(result: dict[str, Any], as_json: bool) -> None:
         raise typer.Exit(1)
 
 
+async def _namespace(rv: Reverie, name: str, existing: bool) -> Namespace:
+    """The namespace a command acts on; for a command on what is stored, one the home
+    knows (the default one always is), else a one-line error listing the known ones."""
+    namespace = rv.namespace(name)
+    if existing and name != DEFAULT_NAMESPACE:
+        known = await rv.namespaces()
+        if name not in known:
+            shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if known[20:] else "")
+            raise CommandError(
+                f"no namespace {name!r} in {rv.home}; known: {shown or 'none yet'} "
+                "(`reverie namespaces` lists them)"
+            )
+    return namespace
+
+
 def _tool(edge: Edge, namespace: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     async def body(rv: Reverie) -> dict[str, Any]:
-        async with rv.namespace(namespace).session("cli") as session:
+        ns = await _namespace(rv, namespace, edge.existing)
+        async with ns.session("cli") as session:
             return await session.call_tool(tool, args)
 
     return edge.run(body)
@@ -139,13 +216,86 @@ def _tool(edge: Edge, namespace: str, tool: str, args: dict[str, Any]) -> dict[s
 
 def _with_ns(edge: Edge, namespace: str, body: Callable[[Namespace], Awaitable[T]]) -> T:
     async def run(rv: Reverie) -> T:
-        return await body(rv.namespace(namespace))
+        return await body(await _namespace(rv, namespace, edge.existing))
 
-    try:
-        return edge.run(run)
-    except ReverieError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from exc
+    return edge.run(run)
+
+
+# -- namespaces / doctor --------------------------------------------------------------------
+
+
+@app.command()
+def namespaces(
+    home: Home = DEFAULT_HOME,
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
+    """The namespaces this home holds."""
+    edge = _edge(home, config_file, otlp, as_json=as_json)
+    names = edge.run(lambda rv: rv.namespaces())
+    _print(names, as_json, lambda: out.print("\n".join(names), markup=False, highlight=False))
+
+
+@app.command()
+def doctor(
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Rebuild the database from the home's files.")
+    ] = False,
+    home: Home = DEFAULT_HOME,
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
+    """Say what is wrong with a home (a missing, empty or reduced database; files that
+    could not be rebuilt); with --repair, rebuild the database from the files."""
+    edge = _edge(home, config_file, otlp, as_json=as_json)
+    found = diagnose(home)
+    if found.database == "no home":
+        edge.fail(f"no reverie home at {home} ({found.detail})", 2)
+    report: dict[str, Any] = {"diagnosis": found.to_dict()}
+    if repair and not found.healthy:
+        try:
+            report["repaired"] = recover(home, edge.config, iso(SystemClock().now())).to_dict()
+        except (ReverieError, OSError, sqlite3.Error) as exc:
+            edge.fail(f"the repair failed: {exc}; nothing was deleted", 1)
+        found = diagnose(home)
+        report["after"] = found.to_dict()
+    if found.healthy:
+        report["projection_failures"] = edge.run(_rebuilt)
+    healthy = found.healthy and not report.get("projection_failures")
+    report["healthy"] = healthy
+    _print(report, as_json, lambda: _doctor_human(report))
+    if not healthy:
+        raise typer.Exit(1)
+
+
+async def _rebuilt(rv: Reverie) -> dict[str, str]:
+    return dict(rv.projection_failures)
+
+
+def _doctor_human(report: dict[str, Any]) -> None:
+    found = report.get("after") or report["diagnosis"]
+    out.print(f"database: [bold]{found['database']}[/bold] — {escape(found['detail'])}")
+    for line in found["lost"]:
+        out.print(f"  lacks: {escape(line)}")
+    repaired = report.get("repaired")
+    if repaired:
+        out.print(
+            f"repaired: {repaired['entries']} entries, {repaired['facts']} facts, "
+            f"{repaired['skills']} skills, {repaired['decisions']} promotion decisions "
+            f"recovered; kept aside: {', '.join(repaired['kept']) or 'nothing'}"
+        )
+        for line in repaired["skipped"]:
+            out.print(f"  skipped: {escape(line)}")
+        for line in repaired["not_recovered"]:
+            out.print(f"  not recoverable: {escape(line)}")
+    for namespace, error in (report.get("projection_failures") or {}).items():
+        out.print(f"files of {namespace or 'the home'} could not be rebuilt: {escape(error)}")
+    if not found["healthy"] and not repaired:
+        out.print(f"run `reverie doctor --repair --home {found['home']}` to rebuild it")
+    elif report["healthy"]:
+        out.print("[green]healthy[/green]")
 
 
 # -- show / search / restore ----------------------------------------------------------------
@@ -160,7 +310,7 @@ def show(
     otlp: Otlp = None,
 ) -> None:
     """Print the snapshot a new session of this namespace would start from."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
 
     async def read(ns: Namespace) -> tuple[reverie.Snapshot, Rekeyed | None]:
         return await ns.snapshot(), await ns.runtime.rekeyed()
@@ -199,7 +349,7 @@ def search(
     otlp: Otlp = None,
 ) -> None:
     """Ranked search over live facts, entries and episodes."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     hits = _with_ns(
         edge, namespace, lambda ns: ns.search(query, k=k, include_superseded=include_superseded)
     )
@@ -229,7 +379,7 @@ def restore(
     otlp: Otlp = None,
 ) -> None:
     """Bring back a removed or replaced entry, or an earlier value of a fact."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     _decision(_with_ns(edge, namespace, lambda ns: ns.restore(entry_id)), as_json)
 
 
@@ -247,7 +397,7 @@ def memory_add(
     otlp: Otlp = None,
 ) -> None:
     """Add an entry."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json, existing=False)
     _decision(
         _tool(edge, namespace, "memory", {"action": "add", "target": target, "content": content}),
         as_json,
@@ -266,7 +416,7 @@ def memory_replace(
     otlp: Otlp = None,
 ) -> None:
     """Replace the entry containing OLD_TEXT with CONTENT."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     _decision(
         _tool(
             edge,
@@ -289,7 +439,7 @@ def memory_remove(
     otlp: Otlp = None,
 ) -> None:
     """Remove the entry containing OLD_TEXT (it stays in the ledger)."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     _decision(
         _tool(
             edge, namespace, "memory", {"action": "remove", "target": target, "old_text": old_text}
@@ -309,7 +459,7 @@ def memory_reinforce(
     otlp: Otlp = None,
 ) -> None:
     """Reinforce the entry containing OLD_TEXT (⟦×N⟧)."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     _decision(
         _tool(
             edge,
@@ -331,7 +481,7 @@ def memory_list(
     otlp: Otlp = None,
 ) -> None:
     """List the live entries of a target."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     rows = _with_ns(edge, namespace, lambda ns: ns.entries(target))
 
     def human() -> None:
@@ -357,7 +507,7 @@ def topic_save(
     otlp: Otlp = None,
 ) -> None:
     """Save a fact to a topic (ADD / SUPERSEDE / NOOP / ERROR)."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json, existing=False)
     _decision(
         _tool(edge, namespace, "topic", {"action": "save", "topic": topic, "content": content}),
         as_json,
@@ -374,7 +524,7 @@ def topic_read(
     otlp: Otlp = None,
 ) -> None:
     """The live facts of a topic."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     result = _tool(edge, namespace, "topic", {"action": "read", "topic": topic})
     if result["decision"] == "ERROR":
         _decision(result, as_json)
@@ -397,7 +547,7 @@ def topic_list(
     otlp: Otlp = None,
 ) -> None:
     """The topics with their live and superseded fact counts."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     result = _tool(edge, namespace, "topic", {"action": "list"})
 
     def human() -> None:
@@ -423,7 +573,7 @@ def audit_ledger(
     otlp: Otlp = None,
 ) -> None:
     """The audit ledger, oldest first (``--limit N`` keeps the newest N)."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     rows = _with_ns(edge, namespace, lambda ns: ns.ledger(entry))
     if limit:
         rows = rows[-limit:]
@@ -449,11 +599,10 @@ def audit_chain(
     otlp: Otlp = None,
 ) -> None:
     """Replay the supersede chain of a fact, oldest first."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     chain = _with_ns(edge, namespace, lambda ns: ns.chain(entry_id))
     if not chain:
-        err.print(f"[red]error:[/red] no fact {entry_id!r} in namespace {namespace!r}")
-        raise typer.Exit(1)
+        edge.fail(f"no fact {entry_id!r} in namespace {namespace!r}")
 
     def human() -> None:
         table = Table(

@@ -20,7 +20,7 @@ from reverie.cli.app import (
     _print,
     _with_ns,
     app,
-    err,
+    fail,
     out,
 )
 from reverie.runtime import Reverie
@@ -59,7 +59,7 @@ def review(
     otlp: Otlp = None,
 ) -> None:
     """Run one review pass (lint, distill, promote, curate) over every namespace now."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
 
     async def body(rv: Reverie) -> dict[str, Any]:
         report = await rv.review(force=force)
@@ -116,9 +116,8 @@ def curator(
 ) -> None:
     """Skills idle past the limit: list them (dry run), archive them, or restore one."""
     if apply and restore:
-        err.print("[red]error:[/red] --apply and --restore are exclusive")
-        raise typer.Exit(2)
-    edge = _edge(home, config_file, otlp)
+        fail("--apply and --restore are exclusive", 2, as_json)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     if restore is not None:
         name = restore
         _decision(_with_ns(edge, namespace, lambda ns: ns.restore_skill(name)), as_json)
@@ -154,7 +153,7 @@ def skill_list(
     otlp: Otlp = None,
 ) -> None:
     """The skills of a namespace."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     found = _with_ns(edge, namespace, lambda ns: ns.skills(include_archived=archived))
 
     def human() -> None:
@@ -175,7 +174,7 @@ def skill_list(
 def _flag(
     name: str, pinned: bool, home: Any, namespace: str, as_json: bool, config_file: Any, otlp: Any
 ) -> None:
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
     _decision(_with_ns(edge, namespace, lambda ns: ns.pin_skill(name, pinned)), as_json)
 
 
@@ -202,7 +201,7 @@ def skill_use(
     otlp: Otlp = None,
 ) -> None:
     """Record that the agent used a skill (a host normally calls ``s.used_skill``)."""
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json)
 
     async def body(rv: Reverie) -> dict[str, Any]:
         async with rv.namespace(namespace).session("cli") as session:

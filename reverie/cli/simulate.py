@@ -15,8 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import reverie
-from reverie.cli.app import ConfigFile, Home, Json, Otlp, _edge, _print, app, err, out
+from reverie.cli.app import ConfigFile, Home, Json, Otlp, _edge, _print, app, fail, out
 from reverie.clock import ManualClock
+from reverie.errors import ConfigError, HomeError, ReverieError
 from reverie.simulation import driver, report
 from reverie.simulation.scenario import generate
 
@@ -49,14 +50,15 @@ def simulate(
     if (home / "reverie.db").exists():
         # the scenario's clock starts on a fixed day and its report reconciles the whole
         # ledger: an existing home would mix old and new and be measured wrongly
-        err.print(
-            f"[red]error:[/red] {home} already holds a reverie home; simulate into a new "
-            "directory (nothing was changed)"
+        fail(
+            f"{home} already holds a reverie home; simulate into a new directory "
+            "(nothing was changed)",
+            2,
+            as_json,
         )
-        raise typer.Exit(2)
     if model_url:
         os.environ["REVERIE_MODEL_URL"] = model_url
-    edge = _edge(home, config_file, otlp)
+    edge = _edge(home, config_file, otlp, as_json=as_json, existing=False)
     scenario = generate(seed=seed, sessions=sessions, days=days, turns=turns, users=users)
     settings = {
         "home": str(home),
@@ -93,6 +95,8 @@ def simulate(
 
     try:
         result = anyio.run(main)
+    except ReverieError as exc:
+        fail(str(exc), 2 if isinstance(exc, ConfigError | HomeError) else 1, as_json)
     finally:
         if edge.provider is not None:
             edge.provider.shutdown()

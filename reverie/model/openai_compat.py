@@ -1,5 +1,7 @@
 """An OpenAI-compatible chat-completions client (Ollama, vLLM, llama.cpp's server, hosted
 APIs) behind the model seam: timeouts, retries with backoff, validated JSON answers.
+An answer that does not fit the schema is not asked for again at temperature 0: the model
+would give the same one.
 
 Every failure ends as :class:`~reverie.model.seam.Deferred` — a timeout, a refused or
 failing server, an answer that is not JSON or does not fit the schema — so a stage never
@@ -14,7 +16,8 @@ from typing import Any
 
 import httpx
 
-from reverie._http import JsonClient
+from reverie._http import JsonClient, Refused, Timeout
+from reverie.config import DEFAULT_MODEL_TIMEOUT_S, DEFAULT_RETRY_AFTER_MAX_S
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.telemetry.logs import get_logger
 
@@ -34,10 +37,12 @@ class OpenAICompatible(JsonClient):
         model: str,
         api_key: str = "",
         *,
-        timeout_s: float = 30.0,
+        timeout_s: float | Timeout = DEFAULT_MODEL_TIMEOUT_S,
         retries: int = 2,
         backoff_s: float = 0.5,
         transport: httpx.AsyncBaseTransport | None = None,
+        retry_after_max_s: float = DEFAULT_RETRY_AFTER_MAX_S,
+        temperature: float = 0.0,
     ) -> None:
         super().__init__(
             base_url,
@@ -46,8 +51,10 @@ class OpenAICompatible(JsonClient):
             retries=retries,
             backoff_s=backoff_s,
             transport=transport,
+            retry_after_max_s=retry_after_max_s,
         )
         self.name = model
+        self.temperature = temperature
 
     def _body(self, prompt: Prompt) -> dict[str, Any]:
         schema = json.dumps(prompt.schema.json_schema(), sort_keys=False)
@@ -61,7 +68,7 @@ class OpenAICompatible(JsonClient):
                 {"role": "system", "content": system},
                 {"role": "user", "content": prompt.user},
             ],
-            "temperature": 0,
+            "temperature": self.temperature,
             "max_tokens": prompt.max_tokens,
             "response_format": {"type": "json_object"},
         }
@@ -72,7 +79,13 @@ class OpenAICompatible(JsonClient):
         def read(payload: Any) -> Answer:
             nonlocal tokens
             tokens = _add(tokens, payload.get("usage") if isinstance(payload, dict) else None)
-            data = prompt.schema.validate(_parse_json(payload["choices"][0]["message"]["content"]))
+            content = payload["choices"][0]["message"]["content"]
+            try:
+                data = prompt.schema.validate(_parse_json(content))
+            except ValueError as exc:
+                if self.temperature == 0:  # deterministic: asking again gets the same answer
+                    raise Refused(str(exc)) from exc
+                raise
             return Answer(data=data, usage=tokens, model=str(payload.get("model") or self.name))
 
         reply = await self.post("/chat/completions", self._body(prompt), read)
@@ -80,7 +93,7 @@ class OpenAICompatible(JsonClient):
         if reply.value is not None:
             return Answer(data=reply.value.data, usage=usage, model=reply.value.model)
         log.warning("model_deferred", stage=prompt.stage, reason=reply.reason)
-        return Deferred(reason=reply.reason, usage=usage)
+        return Deferred(reply.reason, usage, reply.unavailable, reply.retry_after_s)
 
 
 def _parse_json(content: object) -> object:

@@ -150,10 +150,14 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Deferred:
-    """No usable answer; the work stays pending and is retried next round."""
+    """No usable answer; the work stays pending and is retried next round.
+    ``unavailable``: the server itself failed (unreachable, timed out, an error status), so
+    the runtime's breaker rests it; ``retry_after_s``: how long it asked us to wait."""
 
     reason: str
     usage: Usage = field(default_factory=Usage)
+    unavailable: bool = False
+    retry_after_s: float | None = None
 
 
 class Model(Protocol):

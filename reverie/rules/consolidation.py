@@ -3,7 +3,9 @@ the checks a model's answer must pass before anything it wrote is stored.
 
 A model (the offline rules or a remote one) proposes; these rules dispose: a summary may
 not carry a value no live fact carries, a rewrite must keep its fact's numbers, IDs and
-paths and fit 220 chars. That is how "never invented data" is enforced, not hoped for.
+paths and fit 220 chars, and neither may carry a control character, the snapshot's
+framing, an instruction to the agent or a secret (``injection.answer_problem``). That is
+how "never invented data" is enforced, not hoped for.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from reverie.rules.injection import answer_problem
 from reverie.rules.similarity import NEGATIONS, jaccard, values, word_set
 from reverie.rules.supersede import supersedes
 
@@ -64,6 +67,9 @@ def summary_problem(summary: str, live: Sequence[str], max_chars: int) -> str | 
         return "the summary is empty"
     if len(summary) > max_chars:
         return f"the summary is {len(summary)} chars; the limit is {max_chars}"
+    unsafe = answer_problem(summary)
+    if unsafe is not None:
+        return f"the summary is not safe to show: {unsafe}"
     known = frozenset().union(*(values(text) for text in live)) if live else frozenset()
     invented = values(summary) - known
     if invented:
@@ -90,6 +96,9 @@ def rewrite_problem(rewritten: str, content: str, topic: str, max_chars: int) ->
         return "the rewrite is empty"
     if len(rewritten) > max_chars:
         return f"the rewrite is {len(rewritten)} chars; the limit is {max_chars}"
+    unsafe = answer_problem(rewritten)
+    if unsafe is not None:
+        return f"the rewrite is not safe to show: {unsafe}"
     lost = values(content) - values(rewritten)
     if lost:
         return f"the rewrite drops the fact's values {sorted(lost)[:5]}"

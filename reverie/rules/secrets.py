@@ -1,74 +1,180 @@
-"""Secrets are never knowledge: a statement that carries a credential stays in the
-episode log and never becomes a candidate, a fact or an entry.
+"""Secrets are never knowledge: a write that carries a credential is refused, a turn that
+carries one is logged with it redacted, and no later stage ever sees the raw value.
 
-Detection is by the shape credentials have: the published prefixes of cloud and chat
-tokens, JWTs, PEM blocks, credentials inside a URL, a password-like label followed by a
-value, and long random-looking tokens (mixed letter cases and digits, high entropy).
+Detection is by the shape credentials have, from two sources that name a *kind*:
+detect-secrets' format plugins (the maintained list of published token formats: AWS,
+GitHub, GitLab, Slack, Stripe, Twilio, SendGrid, npm, PyPI, JWTs, private keys, …), used as
+pure regex matchers (never their network verification, never their file scanning), plus
+our own rules for how people paste credentials into a chat: labelled assignments
+(``password=…``, ``API_KEY: …``, "the db pw is …"), credentials inside a URL, bearer and
+basic auth headers, PEM blocks, access codes, and long random-looking tokens. A labelled
+value must look like a credential (not a placeholder such as ``YOUR_API_KEY``, not a
+reference such as ``os.environ['TOKEN']``, not a masked ``****``) — talk *about* a secret
+("the password is in 1Password", "rotate the API key") is not a secret.
 """
 
 from __future__ import annotations
 
-import math
+import importlib
 import re
-from collections import Counter
-from typing import Final
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any, Final
 
-_PATTERNS: Final = (
-    re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b"),  # AWS access key ids
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_\w{30,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),  # Slack
-    re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),  # OpenAI / Anthropic style keys
-    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),  # Google API keys
-    re.compile(r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"),  # JWT
-    re.compile(r"-----BEGIN [A-Z ]*(?:PRIVATE KEY|CERTIFICATE)-----"),
-    re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@"),  # user:password@host
-    re.compile(
-        r"(?i)(?:\b|(?<=_))(?:password|passwd|passphrase|pass|pwd|pw|secret|api[_ -]?key"
-        r"|access[_ -]?key"
-        r"|auth[_ -]?token|token|private[_ -]?key|credentials?|creds|pin|passcode)\b"
-        r"(?:\s+(?:for|of|on|to)(?:\s+[\w.@/-]+){1,4}?)?"
-        r"[\"']?\s*(?:is|was|=|:|->|are)\s*[\"'`]?(?!(?:the|a|an|in|on|at|stored|set|not|now"
-        r"|rotated|expired|kept|saved|managed|handled|shared|same|still|different|in)\b)"
-        r"[^\s\"'`]{4,}"
-    ),
-)
-# an access code or a wifi / login secret, said the way people say them: "the door code is
-# 7731#", "pin 6613", "wifi is honeyb33s!sauvie", "password Tr1al!Harrow2026"
-_ACCESS: Final = (
-    re.compile(
-        r"(?i)\b(?:door|alarm|gate|lock|safe|garage|building|entry|access|key ?pad|security)"
-        r"\s+code\b[^.\n]{0,30}?\b(?:is|=|:)?\s*[\w#*]*\d{3,}[\w#*]*"
-    ),
-    re.compile(r"(?i)\b(?:pin|pin code|passcode)\b\s*(?:is|=|:|#)?\s*\d{4,}\b"),
-    re.compile(
-        r"(?i)\b(?:wifi|wi-fi|wlan|login|psk|passwd|password|pw|pwd)\b[^.\n]{0,24}?"
-        r"(?:\bis\b|=|:|\s)\s*[\"'`]?(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])"
-        r"(?=[^\s\"'`]*[!@#$%^&*_+=?])[^\s\"'`]{6,}"
-    ),
-)
-_TOKEN: Final = re.compile(r"[A-Za-z0-9+/_=-]{24,}")
+from reverie.errors import quoted
+from reverie.rules import secret_formats as formats
+from reverie.rules.secret_formats import Finding
+
+MARKER: Final = re.compile(r"\[redacted [a-z0-9-]+\]")
+QUOTE_CHARS: Final = 160  # of a refused call, redacted: with the reason, under ~200 chars
 
 
-def _entropy(token: str) -> float:
-    counts = Counter(token)
-    return -sum(n / len(token) * math.log2(n / len(token)) for n in counts.values())
+def findings(text: str) -> list[Finding]:
+    """Every secret span of a text, overlapping ones merged, in text order."""
+    found = list(formats.own(text))
+    low = text.lower()
+    if formats.tokenish(text) or any(w in low for w in ("://", "begin", "putty")):
+        found += _plugin_findings(text)
+    found.sort(key=lambda f: (f.start, -f.end))
+    merged: list[Finding] = []
+    for item in found:
+        last = merged[-1] if merged else None
+        if last is None or item.start >= last.end:
+            merged.append(item)
+            continue
+        best = last if last.rank <= item.rank else item
+        merged[-1] = Finding(last.start, max(last.end, item.end), best.kind, best.rank)
+    return merged
 
 
-def _random_looking(token: str) -> bool:
-    """A long token mixing lower case, upper case and digits with high entropy: a key, not
-    a path, host or word ("deploy-timeout-settings" has one case and no digits)."""
-    classes = sum(
-        (
-            any(c.islower() for c in token),
-            any(c.isupper() for c in token),
-            any(c.isdigit() for c in token),
-        )
-    )
-    return classes == 3 and _entropy(token) >= 4.0
+def secret_kind(text: str) -> str | None:
+    """The kind of the first secret in a text (``aws-access-key``, ``jwt``, …), or None."""
+    found = findings(text)
+    return found[0].kind if found else None
+
+
+def redact(text: str) -> str:
+    """The text with each secret replaced by ``[redacted <kind>]``."""
+    pieces, at = [], 0
+    for item in findings(text):
+        pieces += [text[at : item.start], f"[redacted {item.kind}]"]
+        at = item.end
+    return "".join([*pieces, text[at:]])
 
 
 def has_secret(text: str) -> bool:
-    """Whether a text carries something shaped like a credential."""
-    if any(p.search(text) for p in _PATTERNS) or any(p.search(text) for p in _ACCESS):
-        return True
-    return any(_random_looking(t) for t in _TOKEN.findall(text))
+    """Whether a text carries a credential, or the marker of one already redacted: either
+    way, the sentence is about a secret and never becomes a fact."""
+    return MARKER.search(text) is not None or secret_kind(text) is not None
+
+
+def refusal(kind: str, field: str, text: str) -> str:
+    """The agent-facing reason a write carrying a secret is refused: what was found, what
+    to do instead, and the call quoted redacted and bounded (never the secret itself)."""
+    call = quoted(" ".join(redact(text).split()), QUOTE_CHARS)
+    return (
+        f"{field} carries a secret ({kind}); nothing was written. Credentials are never "
+        "stored in memory: save a reference instead, e.g. 'the key is in the vault at "
+        f"<path>' or 'read it from the env var <NAME>'. The call, redacted: {call}"
+    )
+
+
+# ---- detect-secrets' format plugins -----------------------------------------------------
+
+# plugin (module.Class) -> our kind; the plugins left out are noisy on chat text (public
+# IPs, the keyword and high-entropy scans) and covered by our labelled-value rules instead
+_PLUGIN_KINDS: Final = {
+    "aws.AWSKeyDetector": "aws-access-key",
+    "artifactory.ArtifactoryDetector": "artifactory-token",
+    "azure_storage_key.AzureStorageKeyDetector": "azure-storage-key",
+    "basic_auth.BasicAuthDetector": "connection-string",
+    "cloudant.CloudantDetector": "cloudant-key",
+    "discord.DiscordBotTokenDetector": "discord-token",
+    "github_token.GitHubTokenDetector": "github-token",
+    "gitlab_token.GitLabTokenDetector": "gitlab-token",
+    "ibm_cloud_iam.IbmCloudIamDetector": "ibm-cloud-key",
+    "ibm_cos_hmac.IbmCosHmacDetector": "ibm-cos-key",
+    "jwt.JwtTokenDetector": "jwt",
+    "mailchimp.MailchimpDetector": "mailchimp-key",
+    "npm.NpmDetector": "npm-token",
+    "openai.OpenAIDetector": "openai-key",
+    "private_key.PrivateKeyDetector": "private-key",
+    "pypi_token.PypiTokenDetector": "pypi-token",
+    "sendgrid.SendGridDetector": "sendgrid-key",
+    "slack.SlackDetector": "slack-token",
+    "softlayer.SoftlayerDetector": "softlayer-key",
+    "square_oauth.SquareOAuthDetector": "square-key",
+    "stripe.StripeDetector": "stripe-key",
+    "telegram_token.TelegramBotTokenDetector": "telegram-token",
+    "twilio.TwilioKeyDetector": "twilio-key",
+}
+# a value the plugin's own regex captures loosely is checked like ours
+_PLUGIN_CHECKS: Final[dict[str, Callable[[str], bool]]] = {
+    "connection-string": formats.credential,
+    "cloudant-key": formats.token_like,
+    "ibm-cloud-key": formats.token_like,
+    "ibm-cos-key": formats.token_like,
+    "softlayer-key": formats.token_like,
+    "artifactory-token": formats.token_like,
+}
+
+
+@cache
+def _plugins() -> tuple[tuple[str, Any], ...]:
+    """detect-secrets' format plugins, imported by name on first use (it pulls in
+    requests); never through its registry, which would also load plugins from its settings."""
+    out = []
+    for name, kind in _PLUGIN_KINDS.items():
+        module, cls = name.rsplit(".", 1)
+        out.append(
+            (kind, getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)())
+        )
+    return tuple(out)
+
+
+def _plugin_spans(plugin: Any, text: str) -> Iterator[tuple[int, int]]:
+    """Where a plugin matches. Its own ``analyze_string`` yields only the value (and for a
+    regex with one group, only that group — for the GitHub plugin the ``ghp`` prefix), so
+    its patterns are run here: the span is the last group when it is the value, else the
+    whole match. A plugin with its own validation (JWT) is asked for values instead."""
+    if "analyze_string" in type(plugin).__dict__:
+        for value in set(plugin.analyze_string(text)):
+            for hit in re.finditer(re.escape(value), text):
+                yield hit.span()
+        return
+    for pattern in plugin.denylist:
+        for hit in pattern.finditer(text):
+            groups = [i for i in range(1, (pattern.groups or 0) + 1) if hit.group(i)]
+            span = (
+                hit.span(groups[-1]) if groups and len(hit.group(groups[-1])) >= 8 else hit.span()
+            )
+            yield span
+
+
+def _plugin_findings(text: str) -> Iterator[Finding]:
+    for kind, plugin in _plugins():
+        for start, end in _plugin_spans(plugin, text):
+            while start < end and text[start] in _EDGE:
+                start += 1
+            while end > start and text[end - 1] in _EDGE:
+                end -= 1
+            value = text[start:end]
+            check = _PLUGIN_CHECKS.get(kind)
+            if len(value) < 8 or (check is not None and not check(value)):
+                continue
+            yield Finding(start, end, _refine(kind, value), formats.RANK_FORMAT)
+
+
+_EDGE: Final = " \t\r\n\"':="
+
+
+def _refine(kind: str, value: str) -> str:
+    """A plugin that covers two formats: say which one matched."""
+    if kind == "aws-access-key" and not formats.AWS_KEY_ID.fullmatch(value):
+        return "aws-secret-key"
+    if kind == "slack-token" and value.startswith("https://"):
+        return "slack-webhook"
+    return kind
+
+
+__all__ = ["MARKER", "Finding", "findings", "has_secret", "redact", "refusal", "secret_kind"]

@@ -24,7 +24,7 @@ import anyio
 import anyio.to_thread
 
 from reverie.config import StoreConfig
-from reverie.errors import ClosedError, StoreError, map_store_errors
+from reverie.errors import ClosedError, HomeError, StoreError, map_store_errors
 from reverie.stores.schema import MIGRATIONS
 
 T = TypeVar("T")
@@ -44,14 +44,24 @@ class Database:
         self._read_lock = anyio.Lock()
 
     @classmethod
-    async def open(cls, path: Path, settings: StoreConfig) -> Database:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    async def open(
+        cls,
+        path: Path,
+        settings: StoreConfig,
+        refuse_new: Callable[[], str | None] | None = None,
+    ) -> Database:
+        """Open (or create) the database at ``path``. When it holds no schema yet (missing,
+        0 bytes, or empty), ``refuse_new`` may name a reason not to create one: then
+        :class:`HomeError` is raised, nothing is created, and no descriptor stays open."""
 
         def connect() -> tuple[sqlite3.Connection, sqlite3.Connection]:
+            if refuse_new is not None and _absent(path):
+                _refuse(refuse_new)
+            path.parent.mkdir(parents=True, exist_ok=True)
             with map_store_errors():
                 writer = _connect(path, settings)
                 try:
-                    _transaction(writer, _migrate)
+                    _transaction(writer, lambda conn: _migrate(conn, refuse_new))
                     reader = _connect(path, settings)
                 except BaseException:
                     writer.close()
@@ -131,19 +141,56 @@ class Database:
         return conn
 
 
+def connect_migrated(path: Path, settings: StoreConfig) -> sqlite3.Connection:
+    """A write connection to the migrated database at ``path``, for maintenance outside a
+    runtime (``reverie doctor --repair``); the caller closes it."""
+    conn = _connect(path, settings)
+    try:
+        _transaction(conn, _migrate)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def transaction(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:
+    """``body`` run whole in ``BEGIN IMMEDIATE … COMMIT`` on ``conn`` (maintenance)."""
+    return _transaction(conn, body)
+
+
 def _connect(path: Path, settings: StoreConfig) -> sqlite3.Connection:
+    """A configured connection; closed again if configuring it fails (a read-only home,
+    a file that is not a database), so a failed open leaves no descriptor behind."""
     conn = sqlite3.connect(
         path,
         isolation_level=None,
         check_same_thread=False,
         timeout=settings.busy_timeout_ms / 1000,
     )
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {int(settings.busy_timeout_ms)}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute(f"PRAGMA synchronous = {settings.synchronous.upper()}")
-    conn.execute("PRAGMA foreign_keys = ON")
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(settings.busy_timeout_ms)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {settings.synchronous.upper()}")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def _absent(path: Path) -> bool:
+    """No database there yet: no file, or an empty one (SQLite would make it new)."""
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return True
+
+
+def _refuse(refuse_new: Callable[[], str | None]) -> None:
+    reason = refuse_new()
+    if reason is not None:
+        raise HomeError(reason)
 
 
 def _transaction(
@@ -223,7 +270,11 @@ def _snapshot(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T])
             conn.execute("COMMIT")
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection, refuse_new: Callable[[], str | None] | None = None) -> None:
+    if refuse_new is not None and not fetchone(
+        conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ):
+        _refuse(refuse_new)  # a file with no schema: as new as an empty one
     conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
     row = fetchone(conn, "SELECT max(version) FROM schema_version")
     current = (row[0] if row else None) or 0

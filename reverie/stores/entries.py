@@ -54,6 +54,18 @@ def live(conn: sqlite3.Connection, namespace: str, target: str) -> list[Entry]:
     ]
 
 
+def every(conn: sqlite3.Connection, namespace: str, target: str) -> list[Entry]:
+    """Every entry of a target ever written, live or ended (what its file may still show)."""
+    return [
+        _entry(row)
+        for row in fetchall(
+            conn,
+            f"SELECT {_COLUMNS} FROM entries WHERE namespace = ? AND target = ? ORDER BY rowid",
+            (namespace, target),
+        )
+    ]
+
+
 def get(conn: sqlite3.Connection, namespace: str, entry_id: str) -> Entry | None:
     row = fetchone(
         conn,

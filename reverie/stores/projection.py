@@ -15,14 +15,17 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
+from reverie.errors import HomeError
 from reverie.stores import entries, skills, summaries, topics
 from reverie.stores.records import Fact, Skill
 
+T = TypeVar("T")
 FILES = {"memory": "MEMORY.md", "user": "USER.md", "soul": "SOUL.md"}
 
 
@@ -153,27 +156,105 @@ class Projector:
         text = skill_markdown(skill)
         self._flocked(lambda: atomic_write(path, text))
 
-    def _flocked(self, write: Callable[[], None]) -> None:
+    def _flocked(self, write: Callable[[], T]) -> T:
         """Run one file write under the cross-process lock, all in the calling thread."""
         self.home.mkdir(parents=True, exist_ok=True)
         with open(self._lock_path, "a+b") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
-                write()
+                return write()
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    def rebuild(self, conn: sqlite3.Connection) -> list[str]:
-        """Bring every projection in line with the database; returns what was rewritten
-        (a crash between a commit and its projection leaves one stale)."""
-        rebuilt: list[str] = []
+    def rebuild(self, conn: sqlite3.Connection) -> Rebuilt:
+        """Bring every projection in line with the database (a crash between a commit and
+        its projection leaves one stale). Every namespace is visited even when one fails;
+        a database holding less than the files show raises :class:`HomeError` first, so
+        the files are never rewritten to a reduced database."""
 
-        def run() -> None:
-            for namespace in entries.namespaces(conn):
-                rebuilt.extend(self._rebuild_namespace(conn, namespace))
+        def run() -> Rebuilt:
+            known, folders = entries.namespaces(conn), self.folders()
+            lost = self._lost(conn, known, folders)
+            if lost:
+                raise HomeError(damaged(self.home, lost))
+            files: list[str] = []
+            failures: dict[str, str] = {}
+            for namespace in known:
+                try:
+                    files.extend(self._rebuild_namespace(conn, namespace))
+                except OSError as exc:  # this namespace's folder: the others still run
+                    failures[namespace] = f"{type(exc).__name__}: {exc}"
+            return Rebuilt(files, failures, known, folders)
 
-        self._flocked(run)
-        return rebuilt
+        return self._flocked(run)
+
+    def lost(self, conn: sqlite3.Connection) -> list[str]:
+        """What the files hold that the database does not: empty when they agree."""
+        return self._flocked(lambda: self._lost(conn, entries.namespaces(conn), self.folders()))
+
+    def folders(self) -> list[str]:
+        """The home's folders that may be namespaces (dot folders are never one)."""
+        try:
+            with os.scandir(self.home) as found:
+                return sorted(
+                    e.name
+                    for e in found
+                    if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+                )
+        except FileNotFoundError:
+            return []
+
+    def holds_projections(self, namespace: str) -> bool:
+        """Whether a folder holds anything a namespace writes (entries, facts, skills)."""
+        folder = self.namespace_dir(namespace)
+        if any(_size(folder / name) for name in FILES.values()):
+            return True
+        if any(_size(path) for path in (folder / "topics").glob("*/history.jsonl")):
+            return True
+        return any((folder / "skills").glob("*/SKILL.md"))
+
+    def projected(self) -> list[str]:
+        """The folders holding a namespace's files (what an empty database would lose)."""
+        return [name for name in self.folders() if self.holds_projections(name)]
+
+    def _lost(self, conn: sqlite3.Connection, known: list[str], folders: list[str]) -> list[str]:
+        findings: list[str] = []
+        names = set(known)
+        for folder in folders:
+            if folder in names:
+                findings.extend(self._lost_in(conn, folder))
+            elif self.holds_projections(folder):
+                findings.append(f"{folder}/ holds the files of a namespace the database lacks")
+        return findings
+
+    def _lost_in(self, conn: sqlite3.Connection, namespace: str) -> list[str]:
+        """Entries and facts of one namespace's files that its database rows lack. A fact
+        carries its id, so a missing one is a loss; an entry file is a loss only when the
+        database never held an entry of that file (a file that merely differs is stale or
+        edited by hand, and files are never read back as truth)."""
+        findings: list[str] = []
+        for target, name in FILES.items():
+            if _size(self.entry_file(namespace, target)) and not entries.every(
+                conn, namespace, target
+            ):
+                findings.append(f"{namespace}/{name}: entries the database never held")
+        known = set(topics.names(conn, namespace))
+        for path in sorted((self.namespace_dir(namespace) / "topics").glob("*/history.jsonl")):
+            topic = path.parent.name
+            if not _size(path):
+                continue
+            if topic not in known:
+                findings.append(f"{namespace}/topics/{topic}: a topic the database lacks")
+                continue
+            if _line_count(path) <= _event_count(conn, namespace, topic):
+                continue
+            ids = {f.id for f in topics.all_facts(conn, namespace, topic)}
+            missing_ids = history_ids(path) - ids
+            if missing_ids:
+                findings.append(
+                    f"{namespace}/topics/{topic}: {len(missing_ids)} facts the database lacks"
+                )
+        return findings
 
     def _rebuild_namespace(self, conn: sqlite3.Connection, namespace: str) -> list[str]:
         rebuilt: list[str] = []
@@ -202,6 +283,65 @@ class Projector:
                 atomic_write(path, text)
                 rebuilt.append(str(path.relative_to(self.home)))
         return rebuilt
+
+
+@dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """What a rebuild on open did: the files it rewrote, each namespace it could not bring
+    in line (with the error), and the names in use (the database's and the folders')."""
+
+    files: list[str]
+    failures: dict[str, str]
+    namespaces: list[str]
+    folders: list[str]
+
+
+def damaged(home: Path, lost: list[str]) -> str:
+    """The message of a home refused because its database holds less than its files."""
+    shown = "; ".join(lost[:3]) + (f"; and {len(lost) - 3} more" if len(lost) > 3 else "")
+    return (
+        f"the database of {home} holds less than its files show ({shown}); refusing to "
+        "open it, so the files are not rewritten to the reduced database. Run `reverie "
+        f"doctor --home {home}` to see what is wrong and `reverie doctor --repair` to "
+        "rebuild the database from the files"
+    )
+
+
+def history_events_of(path: Path, key: str = "id") -> list[dict[str, Any]]:
+    """The whole records of a jsonl file that name a ``key`` (a torn or foreign line is
+    skipped): a topic's history events, or a log of the jsonl family."""
+    events = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get(key), str):
+                events.append(event)
+    return events
+
+
+def history_ids(path: Path) -> set[str]:
+    """The ids of the facts a history.jsonl says were added."""
+    return {str(e["id"]) for e in history_events_of(path) if e.get("event") == "add"}
+
+
+def _event_count(conn: sqlite3.Connection, namespace: str, topic: str) -> int:
+    """How many lines the topic's history has when whole: an add per fact, a supersede
+    per superseded one."""
+    row = conn.execute(
+        "SELECT count(*) + count(invalid_at) FROM facts WHERE namespace = ? AND topic = ?",
+        (namespace, topic),
+    ).fetchone()
+    return int(row[0])
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
 
 
 def _line(event: dict[str, Any]) -> str:

@@ -46,3 +46,32 @@ def acquire_lease(
 
 def release_lease(conn: sqlite3.Connection, name: str, holder: str) -> None:
     conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+
+
+QUIET = "review:quiet"
+"""A namespace's mark after a review pass that left nothing for later: the ledger's last
+seq then, and until when nothing but a new write can change what a pass would do."""
+
+
+def mark_quiet(conn: sqlite3.Connection, namespace: str, until: str | None, now: str) -> None:
+    """Stamp the namespace quiet as of its ledger's last row (call after the pass's own
+    rows, inside the transaction that wrote them); ``until`` None means no clock bound."""
+    row = fetchone(conn, "SELECT max(seq) FROM ledger WHERE namespace = ?", (namespace,))
+    seq = row[0] if row is not None else None
+    put(conn, namespace, QUIET, {"seq": seq, "until": until}, now)
+
+
+def quiet(conn: sqlite3.Connection, now: str, namespace: str | None = None) -> set[str]:
+    """Namespaces with nothing new since their last quiet pass, in one query: no ledger row
+    past the mark (an indexed max per namespace) and no stage due by the clock."""
+    sql = (
+        "SELECT r.namespace FROM review_state r WHERE r.key = ?"
+        " AND coalesce(json_extract(r.value, '$.until') > ?, 1)"
+        " AND json_extract(r.value, '$.seq')"
+        " IS (SELECT max(l.seq) FROM ledger l WHERE l.namespace = r.namespace)"
+    )
+    params: tuple[str, ...] = (QUIET, now)
+    if namespace is not None:
+        sql += " AND r.namespace = ?"
+        params += (namespace,)
+    return {row[0] for row in conn.execute(sql, params)}

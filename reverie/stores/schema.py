@@ -222,4 +222,18 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ) WITHOUT ROWID;
     CREATE INDEX vectors_ns ON vectors (namespace, embedder);
     """,
+    # 6: tool calls the host named with a call id: the answer of each one that committed,
+    # written in its transaction, so a host that cancelled a call can learn whether it
+    # landed and a retry with the same id never writes twice
+    """
+    CREATE TABLE tool_calls (
+        namespace TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        session_id TEXT,
+        request TEXT NOT NULL,
+        result TEXT NOT NULL,
+        ts TEXT NOT NULL,
+        PRIMARY KEY (namespace, call_id)
+    ) WITHOUT ROWID;
+    """,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from reverie.errors import StoreError
 from reverie.rules.similarity import normalise
 from reverie.rules.supersede import keys
 from reverie.stores.db import fetchall, fetchone
@@ -64,6 +65,21 @@ def live(conn: sqlite3.Connection, namespace: str, topic: str) -> list[Fact]:
             (namespace, topic),
         )
     ]
+
+
+def live_page(
+    conn: sqlite3.Connection, namespace: str, topic: str, limit: int
+) -> tuple[list[Fact], int]:
+    """A topic's newest ``limit`` live facts, newest first, and how many live facts it holds
+    in all (what a bounded topic read shows, and what it leaves out)."""
+    where = "namespace = ? AND topic = ? AND invalid_at IS NULL"
+    total = fetchone(conn, f"SELECT count(*) FROM facts WHERE {where}", (namespace, topic))
+    rows = fetchall(
+        conn,
+        f"SELECT {_COLUMNS} FROM facts WHERE {where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
+        (namespace, topic, max(0, limit)),
+    )
+    return [_fact(row) for row in rows], int(total[0]) if total else 0
 
 
 def get(conn: sqlite3.Connection, namespace: str, fact_id: str) -> Fact | None:
@@ -164,8 +180,8 @@ def invalidate(conn: sqlite3.Connection, fact_id: str, superseded_by: str, when:
         "UPDATE facts SET invalid_at = ?, superseded_by = ? WHERE id = ? AND invalid_at IS NULL",
         (when, superseded_by, fact_id),
     )
-    if cur.rowcount != 1:
-        raise RuntimeError(f"fact {fact_id} was not live when superseded")
+    if cur.rowcount != 1:  # another writer got there first: the transaction rolls back
+        raise StoreError(f"fact {fact_id} was no longer live when superseded; retry the call")
 
 
 def chain(conn: sqlite3.Connection, namespace: str, fact_id: str) -> list[Fact]:

@@ -32,12 +32,13 @@ def configure_logging(verbose: bool = False, json_lines: bool = False) -> None:
     )
 
 
-def otlp_provider(endpoint: str) -> TracerProvider:
-    """A tracer provider exporting over OTLP/HTTP (protobuf) to ``endpoint``."""
+def otlp_provider(endpoint: str, service_name: str = "reverie") -> TracerProvider:
+    """A tracer provider exporting over OTLP/HTTP (protobuf) to ``endpoint``, as
+    ``service_name`` (the CLI passes ``OTEL_SERVICE_NAME`` when set)."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     base = endpoint.rstrip("/")
     traces = base if base.endswith("/v1/traces") else f"{base}/v1/traces"
-    provider = TracerProvider(resource=Resource.create({"service.name": "reverie"}))
+    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces)))
     return provider

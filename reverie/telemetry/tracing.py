@@ -12,6 +12,9 @@ from typing import Any
 from opentelemetry import trace
 
 import reverie
+from reverie.errors import bounded
+
+NAME_CHARS = 64  # a tool or action name on a span, at most
 
 TOOL_OPERATION = {
     ("memory", "add"): "create_memory",
@@ -31,14 +34,16 @@ def tracer(provider: trace.TracerProvider | None) -> trace.Tracer:
 
 
 def tool_attributes(namespace: str, tool: str, action: str | None) -> dict[str, Any]:
+    """A tool call's span attributes; the agent's tool and action names are cut to
+    :data:`NAME_CHARS`, so a hostile argument never becomes a megabyte attribute."""
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": tool,
+        "gen_ai.tool.name": bounded(tool, NAME_CHARS),
         "gen_ai.memory.store.id": namespace,
         "reverie.namespace": namespace,
     }
     if action:
-        attributes["reverie.tool.action"] = action
+        attributes["reverie.tool.action"] = bounded(action, NAME_CHARS)
         memory_op = TOOL_OPERATION.get((tool, action))
         if memory_op:
             attributes["reverie.memory.operation"] = memory_op

@@ -1,0 +1,306 @@
+"""Prompt-injection hygiene: what may never enter the prompt block as anything but data.
+
+Three rules, decided by the shape of the text:
+
+* framing — reverie's own tags (``<reverie-…>``), chat-template tokens (``<|im_start|>``,
+  ``[INST]``, ``<<SYS>>``), a markdown header or a lone ``§`` on a line of its own, and a
+  role prefix (``SYSTEM:``) opening a later line could close or forge the snapshot's
+  framing. A write carrying one is refused; whatever got in another way (an old home, a
+  model answer) is rendered by :func:`as_data`, on one line, with those sequences defanged.
+* instructions aimed at the agent — grammar, not a list of attacks: an override verb
+  whose object is the agent's own instructions, a disclosure verb whose object is the
+  prompt or a credential, a second-person identity change, the removal of the agent's
+  constraints, a claim of authority over it (:func:`instruction_kind`). A preference about
+  how to talk to the user ("reply in Spanish", "call me Sam") is none of these.
+* model answers (summaries, rewrites) carry no control character, no framing, no
+  instruction and no secret (:func:`answer_problem`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# -- framing ------------------------------------------------------------------------------
+
+ROLES: Final = r"(?:system|assistant|user|human|developer|tool)"
+_TAG: Final = re.compile(r"<\s*/?\s*reverie\b", re.I)
+_TEMPLATE: Final = re.compile(
+    r"<\|[^|<>\n]{1,40}\|>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>|</?s>(?=\s*\[INST)", re.I
+)
+# a later line of a multi-line text that opens a section, is a separator, or opens a turn
+_HEADER_LINE: Final = re.compile(r"[\n\r\u2028\u2029\x85][ \t]{0,3}#{1,6}(?:[ \t]|$)", re.M)
+_SEPARATOR_LINE: Final = re.compile(r"(?:^|[\n\r])[ \t]*§[ \t]*(?:$|[\n\r])")
+_ROLE_LINE: Final = re.compile(rf"[\n\r\u2028\u2029\x85][ \t>*_]*{ROLES}[ \t]*:", re.I)
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+_BREAKS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def framing_problem(text: str, *, document: bool = False) -> str | None:
+    """Why ``text`` could forge the snapshot's framing (``None``: it cannot). Its first
+    line is the start of an entry, which :func:`as_data` escapes; a later line of an entry
+    or a fact may not open a section, a turn or a new entry. A document (a SKILL.md body,
+    shown flattened to one line) may hold headers and role lines."""
+    if _TAG.search(text):
+        return "it carries a reverie tag (<reverie-…>), which frames the injected snapshot"
+    if _TEMPLATE.search(text):
+        return "it carries a chat-template token (such as <|im_start|> or [INST])"
+    if document:
+        return None
+    if _HEADER_LINE.search(text):
+        return "a line starts with a markdown header ('#'), which would open a snapshot section"
+    if _SEPARATOR_LINE.search(text):
+        return "a line holds only '§', the separator between entries"
+    if _ROLE_LINE.search(text):
+        return "a line starts with a role prefix (such as 'SYSTEM:' or 'assistant:')"
+    return None
+
+
+def control_problem(text: str) -> str | None:
+    """Why ``text`` may not be shown as it is: a control character (NUL, escape, …)."""
+    found = _CONTROL.search(text)
+    return None if found is None else f"it carries the control character {found.group()!r}"
+
+
+# a '<' that opens something tag-like: reverie's tags, a role tag, a template token
+_OPENER: Final = re.compile(r"<(?=[/|!?A-Za-z<])")
+_INST: Final = re.compile(r"\[(?=/?INST\])", re.I)
+_LINE_START: Final = re.compile(rf"^(?=#|[>*_ ]*{ROLES}\s*:)", re.I)
+
+
+def as_data(text: str) -> str:
+    """``text`` as the snapshot shows it: on one line (control characters and line breaks
+    become spaces), every tag opener, ``[INST]`` and the entry separator as HTML entities
+    (``&lt;``, ``&#91;``, ``&sect;``), and a header or role prefix at its start escaped with
+    a backslash — so no stored text can close the block, open a section, forge a separator
+    or a turn."""
+    flat = " ".join(_BREAKS.sub(" ", text).split())
+    flat = _OPENER.sub("&lt;", flat).replace("§", "&sect;")
+    flat = _INST.sub("&#91;", flat)
+    return _LINE_START.sub("\\\\", flat)
+
+
+# -- instructions aimed at the agent ------------------------------------------------------
+
+# the agent's governing text and limits
+_GOVERNANCE: Final = (
+    r"(?:instructions?|directives?|prompts?|system (?:prompt|message|instructions?)"
+    r"|(?:rules?|guidelines?|polic(?:y|ies)|restrictions?|constraints?|limitations?|limits"
+    r"|filters?|guardrails?|safeguards?|programming|training|ethics|principles|boundaries"
+    r"|settings|protocols?|orders|commands|guidance|moderation|censorship|safety"
+    r"|creators?|developers?|makers?|owners?|operators?|programmers?|trainers?"
+    r"|(?:safety|content|ethical|usage) (?:settings?|guidelines?|polic(?:y|ies)|rules?"
+    r"|filters?|measures|protocols?)))"
+)
+# what makes such a noun the agent's: its possessive, its place before this message, the
+# system it belongs to, its maker, or a relative clause naming who gave it
+_MINE: Final = (
+    r"(?:your|its|the (?:assistant|ai|model|bot)'s|(?:all|any|every|the)?\s*(?:of )?"
+    r"(?:your |the |these |those )?(?:previous|prior|above|earlier|preceding|original|initial"
+    r"|old|former|existing|default|current|standing|hidden|built-in|pre-?set|confidential"
+    r"|secret|openai|anthropic|google|meta|microsoft|system|content|safety)|all|any)"
+)
+_GIVEN: Final = (
+    r"(?:(?:that |which )?(?:you (?:were|have been|'ve been|got|received|had) (?:given|told"
+    r"|trained|programmed|set|instructed)|(?:your|the) (?:creators?|developers?|makers?"
+    r"|owners?|admins?|operators?) (?:set|gave|wrote|made))"
+    r"|(?:given|set|written) (?:to|for) you)"
+)
+_AGENT_GOV: Final = rf"(?:{_MINE}\s+(?:\w+\s+)?{_GOVERNANCE}|{_GOVERNANCE}\s+{_GIVEN})"
+# what came before this message in the conversation
+_CONTEXT: Final = (
+    r"(?:everything|anything|all|the (?:text|messages?|conversation|context|content|words)"
+    r"|what(?:ever)? (?:you were|was) (?:told|said|given))\s+(?:\w+\s+)?"
+    r"(?:above|before|earlier|prior|previously|so far|until now)\b"
+    r"|everything you (?:were|have been|'ve been) (?:told|given)"
+    r"|(?:the )?(?:text|message|messages|conversation) above"
+    r"|(?:the |all (?:of )?the )above\b"
+    r"|(?:your )?context window"
+)
+# where an imperative starts: the start, or after a clause break, with adverbs before it
+_IMPERATIVE: Final = (
+    r"(?:^|[,;:.!]\s*|\b(?:and|then|also|but|so|now|just)\s+)"
+    r"(?:(?:please|kindly|always|also|now|just|simply|then|immediately|henceforth"
+    r"|from now on,?|from this point (?:on|forward),?|going forward,?|in every (?:answer"
+    r"|reply|response|message),?)\s+)*"
+    r"|\b(?:you|the (?:assistant|ai|model|bot)|it)\s+(?:must|should|shall|will|need to"
+    r"|have to|has to|are to|is to|can|may|are (?:allowed|free|permitted) to"
+    r"|are going to|'ll|'d better|ought to)?\s*(?:now\s+|always\s+|also\s+)*"
+)
+_SET_ASIDE: Final = (
+    r"(?:ignore|disregard|forget|override|overwrite|bypass|circumvent|evade|skip|drop"
+    r"|discard|abandon|disable|remove|delete|erase|reset|suspend|cancel|break|violate"
+    r"|set aside|throw out|turn off|switch off|get rid of|pay no (?:attention|heed|mind) to"
+    r"|stop (?:following|obeying|using|applying)|(?:do not|don't|never|no longer) (?:follow"
+    r"|obey|apply|use|adhere to|comply with|respect|abide by|need to follow"
+    r"|have to (?:follow|obey)))"
+)
+_NULLIFIED: Final = (
+    r"(?:(?:is|are|were|have been) (?:now )?(?:void|null|cancell?ed|revoked|lifted|suspended"
+    r"|obsolete|invalid|over|gone|disabled|removed|irrelevant|overridden)"
+    r"|(?:no longer|don't|do not|doesn't|does not|won't|will not|never) (?:apply|applies"
+    r"|matter|matters|count|counts|exist|exists|bind|binds)"
+    r"|as (?:void|null|invalid|irrelevant|cancell?ed|if (?:it|they) (?:never|didn't)))"
+)
+_DISCLOSE: Final = (
+    r"(?:reveal|show|print|output|repeat|tell|give|send|share|include|leak|dump|display"
+    r"|expose|echo|append|attach|add|insert|put|quote|paste|list|recite|disclose|post|email"
+    r"|e-mail|upload|write (?:out|down)|spell out|read out|type out|copy|forward|return"
+    r"|provide|reproduce|translate|summari[sz]e|encode|emit|publish)"
+)
+_CREDENTIAL_MOD: Final = (
+    r"(?:api|aws|amazon|gcp|azure|cloud|secret|private|ssh|gpg|pgp|access|github|gitlab"
+    r"|slack|stripe|openai|anthropic|auth|oauth|bearer|session|signing|encryption|root|admin"
+    r"|service[- ]account|deploy|database|db|master|your|the system's)"
+)
+_PROTECTED: Final = (
+    rf"(?:(?:{_CREDENTIAL_MOD}[\s-]+(?:\w+[\s-]+)?)(?:keys?|tokens?)"
+    r"|(?:\w+\s+)?(?:passwords?|passphrases?|passwds?|credentials|secrets?|creds"
+    r"|private keys?|environment variables?|env(?:ironment)? vars?|\.env\b(?: file)?"
+    r"|connection strings?|cookies?)"
+    r"|(?:the |your )?(?:system (?:prompt|message|instructions?)|(?:hidden|initial|original"
+    r"|confidential|secret|full|internal|developer|pre-?prompt) (?:prompts?|instructions?"
+    r"|messages?)|(?:your|its) (?:own )?(?:prompts?|instructions?|directives?"
+    r"|configuration|config|rules|guidelines)))"
+    # the protected noun heads its phrase ("password hashing" is about something else)
+    r"(?=\s*$|\s*[.,;:!?)'\"]|\s+(?:in|to|from|of|for|with|into|on|at|and|or|you|that"
+    r"|which|stored|whenever|every|each|when|if|as|here|there|now|please|verbatim|too|also"
+    r"|available|loaded|used|set)\b)"
+)
+_ROLE_NOUN: Final = r"(?:ai|assistant|model|chatbot|bot|llm|gpt|agent|system|persona|character)"
+_UNBOUND: Final = (
+    r"(?:(?:without|with no|with zero|free (?:of|from)|(?:not|no longer|never) (?:bound|limited"
+    r"|restricted|constrained) by|unbound by|beyond|outside|no|zero|lifts? (?:all|any|the))"
+    r"\s+(?:any\s+|all\s+|the\s+|your\s+|its\s+)?(?:\w+\s+)?(?:restrictions?|limits|limitations?"
+    r"|filters?|filtering|rules|censorship|guidelines|boundaries|constraints|guardrails"
+    r"|ethics|morals|morality|polic(?:y|ies)|safeguards|safety)"
+    r"|\b(?:unrestricted|unfiltered|uncensored|unaligned|unbound|unlimited|unchained"
+    r"|jail-?broken|jail-?break|(?:god|developer|dan|evil|chaos) mode"
+    r"|do anything now)\b)"
+)
+_REFUSE: Final = (
+    r"(?:(?:never|don't|do not|no longer|stop|not) (?:ever )?(?:refuse|decline|reject|say no"
+    r"|hold back|censor|filter|warn)"
+    r"|(?:answer|respond to|reply to|fulfil|fulfill|comply with|do) (?:any|every|all)\w* "
+    r"(?:\w+ )?(?:questions?|requests?|prompts?|things?|tasks?)[^.]*\bno matter what)"
+)
+_SECOND: Final = r"\b(?:you|you're|youre|your|u|the (?:assistant|ai|model|bot))\b"
+_CLAUSE: Final = r"[^.!?]{0,120}?"  # within one sentence
+
+_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    (
+        "override",
+        re.compile(
+            rf"(?:{_IMPERATIVE}){_SET_ASIDE}\s+(?:\w+\s+)?(?:{_AGENT_GOV}|{_CONTEXT})"
+            rf"|(?:{_AGENT_GOV}|{_CONTEXT})(?:\s+\w+){{0,3}}\s+{_NULLIFIED}"
+            r"|\byour (?:new|updated|revised|real|actual|true|only|sole|secret|hidden)"
+            r" (?:instructions?|directives?|prompt|rules?|purpose|mission|programming|orders)\b"
+            r"(?! for\b)"
+            r"|\b(?:new|updated|revised|override|admin|developer) (?:system )?(?:instructions?"
+            r"|prompt|directives?|rules)\s*:"
+        ),
+    ),
+    (
+        "disclosure",
+        re.compile(rf"(?:{_IMPERATIVE}){_DISCLOSE}\s+(?:\w+\s+){{0,4}}(?:{_PROTECTED}|{_CONTEXT})"),
+    ),
+    (
+        "identity",
+        re.compile(
+            r"\b(?:you are|you're|youre|u r|you will be|you'll be|you have become|you've become"
+            r"|you shall be) (?:now|no longer|hereby|henceforth|from now on),? (?:(?:an?|the|in"
+            r"|called|named|known as) )?(?:(?-i:[A-Z])[\w-]*\b|(?:[\w-]+ ){0,3}?(?:"
+            + _ROLE_NOUN
+            + r"|mode)\b)"
+            r"|\b(?:from now on|from this point(?: on| forward)?|henceforth|going forward"
+            r"|starting now),? (?:you are|you're|you will be|you'll be|your name is)\b"
+            r"|\byour new (?:name|identity|persona|personality|character) is\b"
+            r"|\byour (?:real|true) (?:name|persona|role|character) is\b"
+            rf"|(?:{_IMPERATIVE})(?:act|behave|respond|answer|speak|reply|function|operate)"
+            rf" (?:as|like) (?:if |though )?(?!my\b|me\b|i\b)(?:an? |the )?(?:\w+ ){{0,3}}?"
+            rf"(?:{_ROLE_NOUN}|(?-i:[A-Z][A-Za-z]*[A-Z]\w*))\b"
+            rf"|(?:{_IMPERATIVE})(?:pretend|imagine) (?:to be|you are|you're|that you|you have"
+            r"|you can|you were)\b"
+            rf"|(?:{_IMPERATIVE})(?:role-?play|play the role of|impersonate|simulate|become"
+            r"|act as|switch (?:in)?to|enter|enable|activate|turn on)\b(?! (?:my|me)\b)"
+            rf"(?:\s+\w+){{0,4}}\s+(?:{_ROLE_NOUN}|mode)\b"
+            r"|\b(?:act|roleplay|role-play) as (?-i:[A-Z][A-Za-z]*[A-Z]\w*)\b",
+            re.I,
+        ),
+    ),
+    (
+        "unrestricted",
+        re.compile(
+            rf"(?:{_SECOND}|\b{_ROLE_NOUN}\b){_CLAUSE}{_UNBOUND}|{_UNBOUND}{_CLAUSE}{_SECOND}"
+            rf"|(?:{_IMPERATIVE}){_REFUSE}"
+        ),
+    ),
+    (
+        "authority",
+        re.compile(
+            rf"(?:{_IMPERATIVE})(?:obey|serve|answer to|listen (?:only )?to) (?:only )?"
+            r"(?:me|my)\b"
+            r"|\b(?:do|say|follow) (?:whatever|anything|everything|exactly what|only what|what)"
+            r" i (?:say|ask|tell|want|command|order)"
+            r"|\bmy (?:word|commands?|orders?) (?:is|are) (?:law|final|absolute)\b"
+            rf"|\b(?:obey|follow) (?:only )?my (?:commands|orders)\b"
+        ),
+    ),
+)
+_STRAIGHT: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _prepared(text: str) -> str:
+    return " ".join(_BREAKS.sub(" ", text.translate(_STRAIGHT)).split()).lower()
+
+
+def instruction_kind(text: str) -> str | None:
+    """What kind of instruction aimed at the agent ``text`` gives: ``override``,
+    ``disclosure``, ``identity``, ``unrestricted`` or ``authority``; ``None`` for a
+    statement, a preference or an instruction about the world."""
+    lowered = _prepared(text)
+    flat = " ".join(_BREAKS.sub(" ", text.translate(_STRAIGHT)).split())
+    for kind, pattern in _RULES:
+        subject = flat if kind == "identity" else lowered  # names keep their case there
+        if pattern.search(subject):
+            return kind
+    return None
+
+
+# -- model answers -------------------------------------------------------------------------
+
+
+def _secret(text: str) -> str | None:
+    """The kind of secret in ``text``, by the scanner's ``secret_kind`` where it exists."""
+    from reverie.rules import secrets
+
+    kind_of = getattr(secrets, "secret_kind", None)
+    if kind_of is not None:
+        found = kind_of(text)
+        return None if found is None else str(found)
+    return "a credential" if secrets.has_secret(text) else None
+
+
+def answer_problem(text: str) -> str | None:
+    """Why a model's answer (a summary, a rewrite) may not be stored or shown, checked
+    like an agent's write: no control character, no framing, no instruction to the agent,
+    no secret. ``None``: it may."""
+    problem = control_problem(text) or framing_problem(text)
+    if problem is not None:
+        return problem
+    kind = instruction_kind(text)
+    if kind is not None:
+        return f"it gives the agent an instruction ({kind})"
+    secret = _secret(text)
+    return None if secret is None else f"it carries a secret ({secret})"
+
+
+__all__ = [
+    "ROLES",
+    "answer_problem",
+    "as_data",
+    "control_problem",
+    "framing_problem",
+    "instruction_kind",
+]

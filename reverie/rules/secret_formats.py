@@ -1,0 +1,360 @@
+"""Our own credential shapes, beside detect-secrets' format plugins: the token formats it
+lacks, and the ways people paste a credential into a chat (a labelled value, a URL with a
+password, an auth header, a PEM block, a door code, a bare random token).
+
+A labelled value counts only when it looks like a credential: placeholders
+(``YOUR_API_KEY``, ``mypassword``), references (``os.environ['TOKEN']``, ``${DB_PASS}``,
+``request.form['password']``) and masks (``****``) are how code and docs *mention* one.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret span of a text, and what kind of credential it is."""
+
+    start: int
+    end: int
+    kind: str
+    rank: int  # lower is more specific: a named token format beats a generic shape
+
+
+RANK_FORMAT: Final = 0  # a published token format (a prefix, a fixed layout)
+RANK_SHAPE: Final = 1  # a credential in a URL or header, an access code
+RANK_LABEL: Final = 2  # a value after a credential label
+RANK_RANDOM: Final = 3  # a bare random-looking token
+
+AWS_KEY_ID: Final = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}")
+
+# ---- what a credential value looks like --------------------------------------------------
+
+_REFERENCE = re.compile(
+    r"^[$<{%]|[()\[\]]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$"  # ${X}, <x>, f(x), a.b.c
+)
+_CONSTANT = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # SECRET, YOUR_API_KEY
+
+
+def _classes(value: str) -> int:
+    """Character classes in a value: lower, upper (past a capital first letter), digit,
+    symbol (``_-.`` separate words, they are not symbols)."""
+    return sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value[1:]),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() and c not in "_-." for c in value),
+        )
+    )
+
+
+def _mention(value: str) -> bool:
+    """A placeholder, a reference or a mask rather than the credential itself."""
+    top = Counter(value.lower()).most_common(1)[0][1]
+    return bool(_REFERENCE.search(value) or _CONSTANT.fullmatch(value) or top * 2 > len(value))
+
+
+def credential(value: str) -> bool:
+    """A password-like value: ≥ 6 chars mixing classes (or all digits), not a mention."""
+    if len(value) < 6 or _mention(value):
+        return False
+    return _classes(value) >= 2 or value.isdigit()
+
+
+def strong(value: str) -> bool:
+    """A value that is a password even without a label's ``is`` / ``=``: letters, digits
+    and a symbol, ≥ 8 chars."""
+    return len(value) >= 8 and _classes(value) >= 3 and not _mention(value)
+
+
+def token_like(value: str) -> bool:
+    """An API-key-like value: ≥ 16 chars with letters and digits, not a mention."""
+    if len(value) < 16 or _mention(value):
+        return False
+    return any(c.isalpha() for c in value) and any(c.isdigit() for c in value)
+
+
+def decodes_to_pair(value: str) -> bool:
+    """A base64 value that decodes to ``user:password`` (an HTTP basic auth header)."""
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    text = raw.decode("utf-8", "replace")
+    return ":" in text.strip(":") and text.isprintable()
+
+
+def entropy(token: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(token)
+    return -sum(n / len(token) * math.log2(n / len(token)) for n in counts.values())
+
+
+_PIECES = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def random_looking(token: str) -> bool:
+    """A run of letters and digits with lower case, upper case and digits, near the entropy
+    of random characters, in short pieces: a key, not a CamelCase name or a word."""
+    if len(token) < 20 or _classes(token) < 3:
+        return False
+    if entropy(token) < 0.8 * math.log2(min(len(token), 62)):
+        return False
+    return len(token) / len(_PIECES.findall(token)) <= 3.5
+
+
+# ---- the rules ---------------------------------------------------------------------------
+
+_SEP = r"[\"'\]]?\s*(?:is|was|are|to|=|:=|=>|->|:|>)\s*[\"'`]?"
+_QUALIFIER = r"(?:\s+(?:for|of|on|to|at)(?:\s+[\w.@/-]+){1,4}?)?"
+_VALUE = r"(?P<v>[^\s\"'`,;<]+)"
+_PASSWORD = r"(?:password|passwd|passphrase|pass|pwd|pw|(?-i:[A-Z]{2,}(?:PASSWORD|PASS|PWD)))"
+_TOKEN_LABEL = (
+    r"(?:api[_ -]?key|apikey|api[_ -]?token|access[_ -]?key(?:[_ -]?id)?|secret[_ -]?"
+    r"(?:access[_ -]?)?key|client[_ -]?secret|app[_ -]?secret|auth[_ -]?token|access[_ -]?"
+    r"token|refresh[_ -]?token|bot[_ -]?token|token|secret|private[_ -]?key|signing[_ -]?key"
+    r"|webhook[_ -]?secret|credentials?|creds|key|(?-i:[A-Z]{2,}(?:TOKEN|SECRET|KEY)))"
+)
+_LABEL_START = r"(?i:(?:\b|(?<=_))"
+_LABEL_END = r"(?:\b|(?=_)))"
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: str
+    rank: int
+    needs: tuple[str, ...]  # lower-case substrings, one of which any match contains
+    pattern: re.Pattern[str]
+    check: Callable[[str], bool] | None = None  # applied to group "v" (else the match)
+
+
+def _rule(
+    kind: str,
+    rank: int,
+    needs: str,
+    pattern: str,
+    check: Callable[[str], bool] | None = None,
+) -> _Rule:
+    return _Rule(kind, rank, tuple(needs.split()), re.compile(pattern, re.S), check)
+
+
+_PASSWORDISH = "pass pw"
+_TOKENISH = "key token secret cred"
+_RULES: Final = (
+    _rule("aws-access-key", RANK_FORMAT, "akia asia abia acca a3t", rf"\b{AWS_KEY_ID.pattern}\b"),
+    _rule(
+        "aws-secret-key",
+        RANK_FORMAT,
+        "aws",
+        r"(?i:aws)[\w .-]{0,30}?(?i:secret)[\w .-]{0,20}?"
+        + _SEP
+        + r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        token_like,
+    ),
+    _rule(
+        "github-token",
+        RANK_FORMAT,
+        "gh github_pat_",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_\w{22,})",
+    ),
+    _rule(
+        "slack-token",
+        RANK_FORMAT,
+        "xox xapp-",
+        r"\bxox[abposre]-\d+-[A-Za-z0-9-]{8,}|\bxapp-\d-\w+-\d+-\w+",
+    ),
+    _rule(
+        "gitlab-token",
+        RANK_FORMAT,
+        "gl",
+        r"\b(?:glpat|gldt|glrt|glptt|glsoat|glft|glcbt|glimt|glagent|gloas)-[\w-]{20,}",
+    ),
+    _rule("anthropic-key", RANK_FORMAT, "sk-ant-", r"\bsk-ant-[a-z]{2,8}\d{2}-[\w-]{20,}"),
+    _rule(
+        "openai-key",
+        RANK_FORMAT,
+        "sk-",
+        r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[\w-]*\d)[\w-]{20,}",
+    ),
+    _rule("google-api-key", RANK_FORMAT, "aiza", r"\bAIza[\w-]{35}(?![\w-])"),
+    _rule("stripe-key", RANK_FORMAT, "k_live_ k_test_", r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}"),
+    _rule("huggingface-token", RANK_FORMAT, "hf_", r"\bhf_[A-Za-z0-9]{30,}\b"),
+    _rule("npm-token", RANK_FORMAT, "npm_", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _rule("jwt", RANK_FORMAT, "eyj", r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"),
+    _rule(
+        "private-key",
+        RANK_FORMAT,
+        "-----begin",
+        r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:.*?-----END (?P=label)PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+    ),
+    _rule(
+        "connection-string",
+        RANK_SHAPE,
+        "://",
+        r"://[^\s/:@]*:(?P<v>[^\s/@]+)@[\w.\[-]",
+        credential,
+    ),
+    _rule(
+        "bearer-token",
+        RANK_SHAPE,
+        "bearer",
+        r"(?i:\bbearer)\s+(?P<v>[\w.~+/=-]{16,})",
+        token_like,
+    ),
+    _rule(
+        "basic-auth",
+        RANK_SHAPE,
+        "basic",
+        r"(?i:\bbasic)\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})",
+        decodes_to_pair,
+    ),
+    _rule(
+        "basic-auth",
+        RANK_SHAPE,
+        "-u --user",
+        r"(?:^|\s)(?:-u|--user)\s+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)",
+        credential,
+    ),
+    _rule(
+        "access-code",
+        RANK_SHAPE,
+        "code",
+        r"(?i:\b(?:door|alarm|gate|lock|safe|garage|building|entry|access|key ?pad|security"
+        r"|lockbox|locker)\s+code\b)"
+        + _QUALIFIER
+        + r"\s*(?i:is|was|=|:|-)?\s*(?P<v>[#*]?\d[\d#*]{2,}[#*]?)(?!\w|\.\d)",
+    ),
+    _rule(
+        "access-code",
+        RANK_SHAPE,
+        "pin passcode",
+        r"(?i:\b(?:pin|pin code|pin number|passcode)\b)"
+        + _QUALIFIER
+        + r"\s*(?i:is|was|=|:|#)?\s*(?P<v>\d{4,8})\b",
+    ),
+    _rule(
+        "access-code",
+        RANK_SHAPE,
+        "code",
+        r"(?i:\b(?:2fa|mfa|otp|backup|recovery|verification|one[- ]time)\s+codes?\b)"
+        r"\s*(?i:is|are|was|=|:)?\s*(?P<v>\d[\d -]{4,}\d)",
+    ),
+    _rule(
+        "access-code",
+        RANK_SHAPE,
+        "wifi wi-fi wlan wpa psk hotspot",
+        r"(?i:\b(?:wifi|wi-fi|wlan|wpa2?|psk|hotspot)\b(?:\s+(?:password|pass|pw|key|code))?)"
+        r"\s*(?i:is|=|:)?\s*[\"'`]?" + _VALUE,
+        lambda v: strong(v) or (credential(v) and len(v) >= 8),
+    ),
+    _rule(
+        "password-assignment",
+        RANK_LABEL,
+        _PASSWORDISH,
+        _LABEL_START + _PASSWORD + _LABEL_END + _QUALIFIER + _SEP + _VALUE,
+        credential,
+    ),
+    _rule(
+        "password-assignment",
+        RANK_LABEL,
+        _PASSWORDISH,
+        _LABEL_START + r"(?:password|passwd|pw)\b)" + r"\s+" + _VALUE,
+        lambda v: credential(v) and any(c.isdigit() for c in v) and any(c.isalpha() for c in v),
+    ),
+    _rule(
+        "password-assignment",
+        RANK_LABEL,
+        "mysql",
+        r"\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?P<v>[^\s\"']+)",
+        credential,
+    ),
+    _rule(
+        "token-assignment",
+        RANK_LABEL,
+        _TOKENISH,
+        _LABEL_START + _TOKEN_LABEL + _LABEL_END + _QUALIFIER + _SEP + _VALUE,
+        token_like,
+    ),
+)
+
+# every word a rule needs, longest first (a word found holds the shorter needs inside it)
+_NEEDS: Final = re.compile(
+    "|".join(
+        re.escape(w) for w in sorted({w for r in _RULES for w in r.needs}, key=len, reverse=True)
+    )
+)
+
+# ---- bare random tokens ------------------------------------------------------------------
+
+_RUN = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/_-]{20,}={0,2}")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+")
+_PUBLIC_PEM = re.compile(
+    r"-----BEGIN (?P<label>[A-Z0-9 ]*(?:CERTIFICATE|PUBLIC KEY)[A-Z0-9 ]*)-----.*?"
+    r"(?:-----END (?P=label)-----|\Z)",
+    re.S,
+)
+# public keys and content hashes: random by construction, and meant to be shared
+_PUBLIC_BEFORE = re.compile(
+    r"(?i:(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-\S+|sk-ssh-\S+|sha\d*|md5|digest|checksum"
+    r"|hash|integrity|etag|base64,|fingerprint)[\s\"':=-]{0,3})$"
+)
+_HASH_PREFIX = re.compile(r"sha\d+[-:]|md5[-:]", re.I)
+_IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0")  # png jpeg gif webp pdf
+
+
+def _random_tokens(text: str) -> Iterator[Finding]:
+    """Bare random-looking tokens outside URLs, public PEM blocks, public keys, hashes and
+    base64 file contents."""
+    skip = [m.span() for m in _URL.finditer(text)]
+    skip += [m.span() for m in _PUBLIC_PEM.finditer(text)]
+    for hit in _RUN.finditer(text):
+        token, start = hit.group(), hit.start()
+        if any(a <= start < b for a, b in skip) or token.startswith(_IMAGE_MAGIC):
+            continue
+        if _HASH_PREFIX.match(token) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
+            continue
+        runs = re.findall(r"[A-Za-z0-9]+", token)
+        if any(random_looking(run) for run in runs) or (
+            ("+" in token or "/" in token) and random_looking("".join(runs))
+        ):
+            yield Finding(start, hit.end(), "random-token", RANK_RANDOM)
+
+
+def own(text: str) -> Iterator[Finding]:
+    """Every span our rules find (overlaps included; the caller merges them). A rule runs
+    only when the text holds one of the words it needs: most text holds none, and the
+    check costs a tenth of the rules."""
+    present = set(_NEEDS.findall(text.lower()))
+    for rule in _RULES if present else ():
+        if not any(need in word for word in present for need in rule.needs):
+            continue
+        for hit in rule.pattern.finditer(text):
+            group = "v" if "v" in rule.pattern.groupindex else 0
+            start, end = hit.span(group)
+            while end > start and text[end - 1] in ".)":
+                end -= 1
+            if rule.check is None or rule.check(text[start:end]):
+                yield Finding(start, end, rule.kind, rule.rank)
+    if tokenish(text):
+        yield from _random_tokens(text)
+
+
+_LONG = re.compile(r"\S{12,}")
+
+
+def tokenish(text: str) -> bool:
+    """Whether the text has a long run holding a digit or a case change: every token
+    format (ours and detect-secrets') and every random token is one."""
+    return any(
+        any(c.isdigit() for c in run) or not run[1:].islower() for run in _LONG.findall(text)
+    )

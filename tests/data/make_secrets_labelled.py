@@ -1,0 +1,477 @@
+"""Writes secrets_labelled.jsonl: chat messages that carry a credential (with its kind) and
+hard negatives that only look like one. Every secret is random with the right shape (never a
+real one); the seed makes the file reproducible. Run: python tests/data/make_secrets_labelled.py
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+OUT = Path(__file__).with_name("secrets_labelled.jsonl")
+UP, LOW, DIG = string.ascii_uppercase, string.ascii_lowercase, string.digits
+ALNUM = UP + LOW + DIG
+B64 = ALNUM + "+/"
+URLSAFE = ALNUM + "-_"
+HEX = "0123456789abcdef"
+
+
+def draw(rng: random.Random, alphabet: str, n: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def b64url(data: dict[str, object]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def jwt(rng: random.Random) -> str:
+    head = b64url({"alg": rng.choice(["HS256", "RS256"]), "typ": "JWT"})
+    body = b64url(
+        {"sub": draw(rng, DIG, 8), "name": "dev", "iat": 1700000000 + rng.randrange(9**6)}
+    )
+    return f"{head}.{body}.{draw(rng, URLSAFE, 43)}"
+
+
+def pem(rng: random.Random, label: str, lines: int = 4) -> str:
+    body = "\n".join(draw(rng, B64, 64) for _ in range(lines))
+    return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
+
+
+def password(rng: random.Random) -> str:
+    word = rng.choice(
+        ["hunter", "Summer", "tr0ub4dor", "Pa55", "winter", "Falcon", "s3cr3t", "Orca"]
+    )
+    return word + draw(rng, DIG, rng.randrange(2, 5)) + rng.choice(["", "!", "#", "$", "?"])
+
+
+def opaque(rng: random.Random, n: int = 40) -> str:
+    """A random token with letters and digits (retried until it has both)."""
+    while True:
+        token = draw(rng, ALNUM, n)
+        if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+            return token
+
+
+SECRETS: dict[str, Callable[[random.Random], str]] = {
+    "aws-access-key": lambda r: r.choice(["AKIA", "ASIA"]) + draw(r, UP + DIG, 16),
+    "aws-secret-key": lambda r: draw(r, B64, 40),
+    "github-token": lambda r: r.choice(
+        [
+            f"ghp_{draw(r, ALNUM, 36)}",
+            f"gho_{draw(r, ALNUM, 36)}",
+            f"github_pat_11{draw(r, UP + DIG, 20)}_{draw(r, ALNUM, 59)}",
+        ]
+    ),
+    "gitlab-token": lambda r: f"glpat-{draw(r, URLSAFE, 20)}",
+    "slack-token": lambda r: (
+        f"{r.choice(['xoxb', 'xoxp'])}-{draw(r, DIG, 11)}-{draw(r, DIG, 12)}-{draw(r, ALNUM, 24)}"
+    ),
+    "slack-webhook": lambda r: (
+        "https://hooks.slack.com/services/T"
+        f"{draw(r, UP + DIG, 8)}/B{draw(r, UP + DIG, 10)}/{draw(r, ALNUM, 24)}"
+    ),
+    "openai-key": lambda r: r.choice([f"sk-proj-{opaque(r, 48)}", f"sk-{opaque(r, 48)}"]),
+    "anthropic-key": lambda r: f"sk-ant-api03-{draw(r, URLSAFE, 93)}AA",
+    "google-api-key": lambda r: f"AIza{draw(r, URLSAFE, 35)}",
+    "stripe-key": lambda r: f"{r.choice(['sk_live_', 'rk_live_', 'sk_test_'])}{opaque(r, 24)}",
+    "sendgrid-key": lambda r: f"SG.{draw(r, URLSAFE, 22)}.{draw(r, URLSAFE, 43)}",
+    "twilio-key": lambda r: f"SK{draw(r, HEX, 32)}",
+    "npm-token": lambda r: f"npm_{opaque(r, 36)}",
+    "pypi-token": lambda r: f"pypi-AgEIcHlwaS5vcmc{draw(r, URLSAFE, 80)}",
+    "huggingface-token": lambda r: f"hf_{draw(r, UP + LOW, 34)}",
+    "telegram-token": lambda r: f"{draw(r, DIG, 10)}:AA{draw(r, URLSAFE, 33)}",
+    "azure-storage-key": lambda r: draw(r, B64, 86) + "==",
+    "jwt": jwt,
+    "private-key": lambda r: pem(
+        r, r.choice(["RSA PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY"])
+    ),
+    "connection-string": password,
+    "password-assignment": password,
+    "token-assignment": lambda r: r.choice(
+        [draw(r, HEX, 32), str(uuid.UUID(int=r.getrandbits(128))), opaque(r, 32)]
+    ),
+    "bearer-token": lambda r: opaque(r, r.choice([32, 40, 64])),
+    "basic-auth": password,
+    "access-code": lambda r: draw(r, DIG, r.choice([4, 4, 6])),
+    "random-token": lambda r: opaque(r, r.choice([24, 32, 40])),
+}
+
+# phrasings per kind; {s} is the secret
+FORMS: dict[str, list[str]] = {
+    "aws-access-key": [
+        "here's my key {s}, can you check why boto fails",
+        "export AWS_ACCESS_KEY_ID={s}",
+        "aws_access_key_id = {s}\nregion = eu-west-1",
+        "boto3.client('s3', aws_access_key_id='{s}') throws AccessDenied, why?",
+        "the CI user's access key is {s} fyi",
+        "[default]\naws_access_key_id={s}",
+    ],
+    "aws-secret-key": [
+        "export AWS_SECRET_ACCESS_KEY={s}",
+        "aws_secret_access_key = {s}",
+        'AWS_SECRET_ACCESS_KEY: "{s}" is what I put in the workflow',
+        "my aws secret key is {s}, is that the wrong format?",
+    ],
+    "github-token": [
+        "export GITHUB_TOKEN={s}",
+        "use my token {s} for the api calls",
+        "git clone https://{s}@github.com/acme/infra.git fails with 403",
+        "gh auth login --with-token <<< {s}",
+        "gh token: {s} (dont commit it)",
+    ],
+    "gitlab-token": [
+        "CI_JOB fails, I set GITLAB_TOKEN={s} in the variables",
+        "curl --header 'PRIVATE-TOKEN: {s}' https://gitlab.example.com/api/v4/projects",
+        "my gitlab PAT is {s}",
+    ],
+    "slack-token": [
+        "slack bot token is {s}",
+        "SLACK_BOT_TOKEN={s} in .env, why does chat.postMessage say not_authed?",
+        "const web = new WebClient('{s}');",
+        "the alerts bot uses {s} fyi",
+    ],
+    "slack-webhook": [
+        "our alert webhook is {s}",
+        'curl -X POST -d \'{{"text":"hi"}}\' {s}',
+        "SLACK_WEBHOOK_URL={s}",
+    ],
+    "openai-key": [
+        "export OPENAI_API_KEY={s}",
+        'client = OpenAI(api_key="{s}") gives 401, why',
+        "my openai key {s} stopped working today",
+        "OPENAI_API_KEY: {s}",
+    ],
+    "anthropic-key": [
+        "ANTHROPIC_API_KEY={s}",
+        "here is the anthropic key for the eval box {s}",
+        "anthropic.Anthropic(api_key='{s}')",
+    ],
+    "google-api-key": [
+        "maps api key is {s}, the quota looks off",
+        '<script src="https://maps.googleapis.com/maps/api/js?key={s}"></script>',
+        "GOOGLE_API_KEY={s}",
+    ],
+    "stripe-key": [
+        "STRIPE_SECRET_KEY={s}",
+        'stripe.api_key = "{s}"',
+        "the stripe key on prod is {s}, webhooks fail",
+    ],
+    "sendgrid-key": ["SENDGRID_API_KEY={s}", "sendgrid key: {s}", "sg = SendGridAPIClient('{s}')"],
+    "twilio-key": ["twilio api key sid {s} with the secret in vault", "TWILIO_API_KEY={s}"],
+    "npm-token": [
+        "//registry.npmjs.org/:_authToken={s}",
+        "NPM_TOKEN={s} for the publish job",
+        "npm token is {s}",
+    ],
+    "pypi-token": ["twine upload -u __token__ -p {s} dist/*", "PYPI_TOKEN={s}"],
+    "huggingface-token": ["HF_TOKEN={s}", "huggingface-cli login --token {s}"],
+    "telegram-token": ["bot = telebot.TeleBot('{s}')", "TELEGRAM_BOT_TOKEN={s}"],
+    "azure-storage-key": [
+        "DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={s};"
+        "EndpointSuffix=core.windows.net",
+        "AZURE_STORAGE_KEY={s}",
+    ],
+    "jwt": [
+        "here's the jwt from the login response {s}",
+        "curl -H 'Authorization: Bearer {s}' https://api.acme.dev/v1/me",
+        "decoded this token {s} and the exp looks wrong",
+        "localStorage.setItem('token', '{s}')",
+        '{{"access_token": "{s}", "expires_in": 3600}}',
+    ],
+    "private-key": [
+        "here's the deploy key:\n{s}",
+        "why does ssh say invalid format for this key?\n{s}\nthanks",
+        "{s}",
+        "key file contents below\n\n{s}\n\nit is the one on the bastion",
+    ],
+    "connection-string": [
+        "DATABASE_URL=postgres://app:{s}@db.internal:5432/app",
+        "psql postgresql://admin:{s}@10.0.3.12:5432/analytics -c 'select 1' hangs",
+        "mongodb+srv://svc-orders:{s}@cluster0.ab12c.mongodb.net/orders?retryWrites=true",
+        "REDIS_URL=redis://:{s}@cache.internal:6379/0",
+        "engine = create_engine('mysql+pymysql://root:{s}@localhost/shop')",
+        "amqp://worker:{s}@rabbit.prod:5672/ is the broker url",
+    ],
+    "password-assignment": [
+        "DB_PASSWORD={s}",
+        "the db pw is {s} dont share",
+        "root password for the bastion is {s}",
+        "my password is {s} and it still says invalid login",
+        '{{"username": "admin", "password": "{s}"}}',
+        "spring.datasource.password: {s}",
+        "POSTGRES_PASSWORD: {s}",
+        "creds: admin / password {s}",
+        "docker run -e MYSQL_ROOT_PASSWORD={s} mysql:8",
+        "the pw for the staging grafana is {s}",
+        "username frourke and password {s}",
+        "export PGPASSWORD={s} && psql -h db -U app",
+    ],
+    "token-assignment": [
+        "API_KEY={s}",
+        "the openweather api key is {s}",
+        "client_secret: {s}",
+        "x-api-key: {s}",
+        "SECRET_KEY = '{s}'",
+        "my api token is {s}, requests keep getting 401",
+        "access_token={s}&expires_in=3600",
+        "const apiKey = '{s}';",
+    ],
+    "bearer-token": [
+        'curl -H "Authorization: Bearer {s}" https://api.acme.dev/v2/orders',
+        "Authorization: Bearer {s}",
+        "headers = {{'Authorization': 'Bearer {s}'}}",
+    ],
+    "basic-auth": [
+        "curl -u admin:{s} https://jenkins.internal/api/json",
+        "Authorization: Basic {b}",
+        "wget --user deploy --password {s} https://files.internal/x.tgz",
+    ],
+    "access-code": [
+        "the door code is {s}# should you need it",
+        "fuel card pin {s} for the new guy",
+        "alarm code: {s}",
+        "my bank card PIN is {s}",
+        "gate code for the warehouse is {s}",
+        "backup codes: {s}-{s}",
+        "also the farm wifi is honeyb33s!{s} in case",
+        "wifi password: Blue-Heron-{s}",
+    ],
+    "random-token": [
+        "here's the key: {s}",
+        "the token I got back was {s}, is it valid?",
+        "paste this into the admin panel: {s}",
+        "signing with {s} now",
+    ],
+}
+
+# written after the rules were tuned on the forms above, and run once: the honest figure
+HELD_OUT: dict[str, list[str]] = {
+    "aws-access-key": [
+        "I rotated it, the new id is {s} and the old one is disabled",
+        "Credentials for the ci-bot user: {s} (access key id)",
+    ],
+    "aws-secret-key": ["[prod]\naws_secret_access_key={s}\naws_session_token=..."],
+    "github-token": [
+        "token in the actions secret was {s}, still 401 on checkout",
+        "remote: https://x-access-token:{s}@github.com/acme/web",
+    ],
+    "slack-token": ["ok so SLACK_TOKEN is {s} and scopes are chat:write"],
+    "openai-key": ["openai.api_key = '{s}'  # TODO move to env"],
+    "stripe-key": ["Stripe::setApiKey('{s}');"],
+    "jwt": ["the cookie session={s}; Path=/; HttpOnly"],
+    "private-key": ["cat ~/.ssh/id_ed25519 gives\n{s}\nis the permission 600 enough?"],
+    "connection-string": [
+        "jdbc url postgresql://reporting:{s}@warehouse.internal/reports works in dbeaver only",
+        "CELERY_BROKER_URL = 'redis://default:{s}@redis-12345.c1.cloud.redislabs.com:12345'",
+    ],
+    "password-assignment": [
+        "set the admin password to {s} for now, I'll change it later",
+        "mysql -u root -p{s} -e 'show databases'",
+        "the vpn password is {s}",
+        "<password>{s}</password> in settings.xml",
+        "pass: {s}",
+    ],
+    "token-assignment": [
+        "OPENWEATHER_KEY={s}",
+        "header X-Auth-Token: {s}",
+        "my datadog api key {s}",
+    ],
+    "bearer-token": ["requests.get(url, headers={{'Authorization': f'Bearer {s}'}})"],
+    "basic-auth": ["git clone https://deploy:{s}@git.internal/acme/app.git"],
+    "access-code": ["safe code is {s}", "the lockbox at the cabin opens with {s}"],
+    "random-token": ["that's the one: {s}", "{s}"],
+}
+
+NEGATIVES: list[str] = [
+    "the password is in 1Password",
+    "the password is stored in the vault under prod/db",
+    "rotate the API key before friday",
+    "we need to rotate the stripe key after the incident",
+    "the token expired again, I'll ask for a new one",
+    "the API key lives in the env var OPENWEATHER_API_KEY",
+    "password rotation is every 90 days",
+    "the pass rate is 95% on the nightly run",
+    "the wifi is down again",
+    "pin the dependency to 2.4.1",
+    "the door code changed yesterday, ask Sam",
+    "my PIN is the usual one",
+    "I forgot my password and had to reset it",
+    "use a password manager, never share the password in chat",
+    "the secret is to let the dough rest overnight",
+    "key takeaways: ship smaller PRs",
+    "the login page is /auth/login",
+    "arn:aws:iam::123456789012:role/deploy-role is the role the runner assumes",
+    "the bucket is s3://acme-logs-eu/2024/03/",
+    "aws account id 123456789012, region eu-west-1",
+    "connect to db-prod-1.eu-west-1.rds.amazonaws.com on 5432",
+    "postgres://user:password@localhost:5432/mydb is the example in the docs",
+    "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
+    "export GITHUB_TOKEN=${{ secrets.GITHUB_TOKEN }}",
+    "GITHUB_TOKEN = os.environ['GITHUB_TOKEN']",
+    "const apiKey = process.env.OPENWEATHER_API_KEY;",
+    "const API_KEY = 'YOUR_API_KEY_HERE';",
+    "password = request.form['password']",
+    "password: ********",
+    "API_KEY=<your-api-key>",
+    "Authorization: Bearer <token>",
+    'curl -H "Authorization: Bearer $TOKEN" https://api.acme.dev/v1/me',
+    "the key starts with AKIA, those are long-term keys",
+    "ghp_ tokens are classic personal access tokens",
+    "the stripe key looks like sk_live_... but I won't paste it",
+    "my key ends in ...4f2a",
+    "commit 3f2a9c1b is the last good build",
+    "git checkout 9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "cherry-pick e83c5163316f89bfbde7d9ab23ca2e25604af290 onto release",
+    "sha256sum: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "image digest sha256:4bc453b53cb3d914b45f4b250294236adba2c0e09ff6f03793949e7e39fd4cc1",
+    'integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC"',
+    '"integrity": "sha512-Vq3GZq4p8d1Sdl7qB8uJcfz6Jrq9Qw3t9ZmYVvW2QK+eG5eFhN0aHt7oPpXz3f0qLh'
+    'cY1S2mN9bR4tA6uJw8Qg=="',
+    "md5 of the tarball is 9e107d9d372bb6826bd81d3542a419d6",
+    "request id 550e8400-e29b-41d4-a716-446655440000 failed at 10:32",
+    "the tenant id is 7c9e6679-7425-40de-944b-e07fc1f90ae7",
+    "build 20240315.4-a8f9c2e passed, artefact build-8842-1b9e7f3",
+    "pod api-7d9f8b6c4-x2x9z keeps restarting",
+    "upgraded to Django 5.0.3 and Python 3.12.2",
+    "node v20.11.1, npm 10.2.4, pnpm 8.15.4",
+    "the release tag is v2.14.0-rc.3+build.5678",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@laptop",
+    "add this to authorized_keys: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7Vq3pG8mYkz2Xh9cRt5"
+    "uLQwEa0sWv4n6Jb1Dx deploy@ci",
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
+    "RTESMBAGA1UEChMJQmFsdGltb3JlMRMwEQYDVQQLEwpDeWJlclRydXN0MSIwIAYD\n"
+    "-----END CERTIFICATE-----\nis the CA cert, is it expired?",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEVs/o5+uQbTjL3chynL4wXgUg2R9\n"
+    "q9UU8I5mEovUf86QZ7kOBIjJwqnzD1omageEHWwHdBO6B+dFabmdT9POxg==\n-----END PUBLIC KEY-----",
+    '<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42m'
+    'NkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==">',
+    "the favicon is iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAYAAAAf8/9hAAAAGklEQVR4nGNgGAWjYBSMglEwCk",
+    "watch https://www.youtube.com/watch?v=dQw4w9WgXcQ for the demo",
+    "the spec is at https://docs.google.com/document/d/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/edit",
+    "see https://github.com/acme/infra/pull/4821#discussion_r1532298761",
+    "logs at https://console.aws.amazon.com/cloudwatch/home?region=eu-west-1#logsV2:log-groups",
+    "the UPS tracking number is 1Z999AA10123456784",
+    "order #A1B2-C3D4-E5F6 shipped on monday",
+    "call me at +44 20 7946 0958 or mail ops@acme.dev",
+    "server at 192.168.10.24, gateway 10.0.0.1",
+    "class UserProfileComponentTest extends TestCase {}",
+    "getElementsByClassName returns a live HTMLCollection",
+    "the function is handleAuthenticationCallbackError in AuthProvider.tsx",
+    "I set max_connections = 200 and shared_buffers = 4GB",
+    "timeout: 30s, retries: 3, backoff: exponential",
+    "token budget is 4096 per request",
+    "the key is to keep the cache warm",
+    "secret santa is on the 20th",
+    "use the key from the lockbox at the front desk",
+    "token: ${{ secrets.NPM_TOKEN }}",
+    "password_hash = generate_password_hash(password)",
+    "if (password.length < 12) throw new Error('too short')",
+    "set PGPASSWORD in your shell, not in the script",
+    "the default password is changeme, change it on first login",
+    "the access code for the conference is on the invite",
+    "our wifi network is AcmeGuest",
+    "jwt tokens expire after 15 minutes, refresh tokens after 7 days",
+    "the aws secret key is in ~/.aws/credentials",
+    "store the token in the keychain, not in localStorage",
+    "bearer tokens go in the Authorization header",
+    "basic auth is disabled on the new gateway",
+    "I'm using PostgreSQL 15 on port 5432 with pgbouncer",
+    "the IBAN for the invoice is DE89 3704 0044 0532 0130 00",
+    "ticket OPS-4821 covers the rotation",
+    "Stripe test card 4242 4242 4242 4242 works in the sandbox",
+    "mongodb://localhost:27017/test is fine for dev",
+    "redis://cache.internal:6379/0 is the cache",
+    "the API endpoint is api.openweathermap.org/data/2.5/weather?q=London&units=metric",
+    "npm install react@18.2.0 react-dom@18.2.0",
+    "pip install 'requests>=2.31,<3'",
+    "Kubernetes secret name is db-credentials in namespace payments",
+    "kubectl create secret generic db-creds --from-env-file=.env.prod",
+    "the passkey rollout starts next sprint",
+    "the password policy needs 12 chars with a symbol",
+    "the PIN pad at the entrance is broken",
+    "LOG_LEVEL=debug\nPORT=8080\nNODE_ENV=production",
+    "DB_HOST=db.internal\nDB_PORT=5432\nDB_NAME=app\nDB_USER=app",
+    "AWS_REGION=eu-west-1\nAWS_PROFILE=staging",
+    "the cache key is user:{id}:profile",
+    "primary key is (tenant_id, order_id)",
+    "the token bucket refills at 10 requests per second",
+    "hash of the release: 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",
+    "my GPG key id is 3AA5C34371567BD2",
+    "the blob id is QmXoypizjW3WknFiJnKLwHCnL72vedxjQkDDP1mXWo6uco on IPFS",
+    "send it to bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+    "Ethereum address 0x71C7656EC7ab88b098defB751B7401B5f6d8976F",
+    "the session id cookie looks like s%3Aabc.def",
+    "VITE_APP_TITLE=Acme Portal",
+    "my username is frourke and my password is the same as last year",
+    "the wifi password is on the fridge",
+    "password reset link: https://acme.dev/reset?user=42",
+    "the door code is written on the back of the badge",
+    "Can you explain what an API key is and how to keep it safe?",
+    "I'm Craig, building a budget tracker with Flask 2.3.2 and SQLAlchemy 2.0",
+    "the vault path is secret/data/prod/payments",
+    "here's the output: Successfully installed boto3-1.34.69 botocore-1.34.69",
+    "the regex is ^[A-Za-z0-9+/]{40}$ for the secret format",
+    "AKIAIOSFODNN7EXAMPLE is the example key from the AWS docs",
+]
+
+HELD_OUT_NEGATIVES: list[str] = [
+    "the staging token was revoked this morning",
+    "my password manager is Bitwarden 2024.3.1",
+    "SESSION_COOKIE_SECURE=True\nCSRF_COOKIE_SECURE=True",
+    "the key rotation job runs at 03:00 UTC daily",
+    "we store keys in AWS KMS, key alias alias/prod-payments",
+    "uuid4() gives 16fd2706-8baf-433b-82eb-8c7fada847da",
+    "the commit 1a410efbd13591db07496601ebc7a059dd55cfe9 added the login form",
+    "Authorization header missing, got 401 Unauthorized",
+    "the door code is the same as the alarm code",
+    "Docker image ghcr.io/acme/api:sha-4f2a9c1",
+    "my wifi keeps dropping on 5GHz",
+    "pin 3 on the GPIO header is 3.3V",
+    "I typed the password twice and it still failed",
+    "the Jira key is OPS and the board id is 42",
+    "secret manager arn arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbCdEf",
+]
+
+
+def _fill(rng: random.Random, kind: str, form: str) -> str:
+    secret = SECRETS[kind](rng)
+    if "{b}" in form:
+        pair = f"deploy:{secret}".encode()
+        return form.replace("{b}", base64.b64encode(pair).decode())
+    return form.format(s=secret)
+
+
+def main() -> None:
+    rng = random.Random(20260312)
+    rows = []
+    for kind, forms in FORMS.items():
+        for form in forms:
+            rows.append({"text": _fill(rng, kind, form), "secret": True, "kind": kind})
+        if len(forms) < 4:  # every kind at least four times, with fresh secrets
+            for form in rng.sample(forms * 4, 4 - len(forms)):
+                rows.append({"text": _fill(rng, kind, form), "secret": True, "kind": kind})
+    for kind, forms in HELD_OUT.items():
+        for form in forms:
+            rows.append(
+                {"text": _fill(rng, kind, form), "secret": True, "kind": kind, "held_out": True}
+            )
+    rows += [{"text": text, "secret": False, "kind": None} for text in NEGATIVES]
+    rows += [
+        {"text": text, "secret": False, "kind": None, "held_out": True}
+        for text in HELD_OUT_NEGATIVES
+    ]
+    with OUT.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    positives = sum(r["secret"] for r in rows)
+    print(f"{len(rows)} rows ({positives} secrets, {len(rows) - positives} negatives) -> {OUT}")
+
+
+if __name__ == "__main__":
+    main()

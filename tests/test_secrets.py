@@ -1,0 +1,422 @@
+"""Secrets never become memory (issue 9, D5): the scanner on a labelled set, tool calls
+carrying a credential refused with nothing written, turns logged with the credential
+redacted, and no secret reaching a snapshot, a projection file, a log or the database."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import reverie
+from reverie import Config, ManualClock
+from reverie.model.offline import OfflineModel
+from reverie.model.seam import Answer, Deferred, Prompt
+from reverie.rules import secret_formats
+from reverie.rules.secrets import MARKER, findings, has_secret, redact, refusal, secret_kind
+from tests.conftest import db_counts, ok, tree
+from tests.data.make_secrets_labelled import FORMS, SECRETS
+
+LABELLED = Path(__file__).parent / "data" / "secrets_labelled.jsonl"
+CAUGHT_AIM = 0.95  # issue 9: at least 95 % of secrets caught
+FALSE_POSITIVE_BOUND = 0.02  # of the hard negatives, which are built to look like secrets
+
+
+def labelled() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in LABELLED.read_text().splitlines()]
+
+
+def sample(rng: random.Random, kind: str) -> tuple[str, str]:
+    """A chat message carrying a fresh fake secret of a kind, and the secret itself."""
+    secret = SECRETS[kind](rng)
+    form = rng.choice([f for f in FORMS[kind] if "{b}" not in f])
+    return form.format(s=secret), secret
+
+
+def raw_store(home: Path) -> bytes:
+    """Every byte a home holds: the database, its WAL, and every projection and log file."""
+    return b"".join(p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file())
+
+
+# ---- the scanner ---------------------------------------------------------------------------
+
+
+def test_the_labelled_set_covers_every_kind_with_hard_negatives() -> None:
+    rows = labelled()
+    kinds = {r["kind"] for r in rows if r["secret"]}
+    assert len(rows) >= 200
+    assert kinds == set(SECRETS)
+    assert all(sum(r["kind"] == k for r in rows) >= 4 for k in kinds)
+    assert sum(not r["secret"] for r in rows) >= 100
+
+
+def test_labelled_set_caught_and_false_positives() -> None:
+    rows = labelled()
+    positives = [r for r in rows if r["secret"]]
+    negatives = [r for r in rows if not r["secret"]]
+    caught = [r for r in positives if secret_kind(r["text"]) is not None]
+    flagged = [r["text"] for r in negatives if secret_kind(r["text"]) is not None]
+    assert len(caught) / len(positives) >= CAUGHT_AIM
+    assert len(flagged) / len(negatives) <= FALSE_POSITIVE_BOUND, flagged
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (
+            "here's my key AKIA" + "Q" * 8 + "7" * 8 + ", can you check why boto fails",
+            "aws-access-key",
+        ),
+        ("export GITHUB_TOKEN=ghp_" + "aB3" * 12, "github-token"),
+        ("DATABASE_URL=postgres://app:Sup3rS3cret@db.internal:5432/app", "connection-string"),
+        ("password=s3cr3t!", "password-assignment"),
+        ("the door code is 7731# should you need it", "access-code"),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEow"
+            + "x" * 40
+            + "\n-----END RSA PRIVATE KEY-----",
+            "private-key",
+        ),
+    ],
+)
+def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) -> None:
+    assert secret_kind(text) == kind
+    clean = redact(text)
+    assert f"[redacted {kind}]" in clean and secret_kind(clean) is None
+    assert redact(clean) == clean  # idempotent: the marker is not a secret
+    assert has_secret(clean)  # but a sentence about a redacted secret is never a fact
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is in 1Password",
+        "rotate the API key",
+        "arn:aws:iam::123456789012:role/deploy",
+        "git checkout 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "request 550e8400-e29b-41d4-a716-446655440000 failed",
+        "const apiKey = process.env.OPENWEATHER_API_KEY;",
+        "password = request.form['password']",
+        "postgres://user:password@localhost:5432/mydb",
+    ],
+)
+def test_talk_about_a_secret_is_not_one(text: str) -> None:
+    assert secret_kind(text) is None and redact(text) == text
+
+
+def test_redaction_keeps_the_text_around_each_secret() -> None:
+    rng = random.Random(7)
+    aws, slack = SECRETS["aws-access-key"](rng), SECRETS["slack-token"](rng)
+    text = f"aws {aws} and slack {slack}, thanks!"
+    assert redact(text) == (
+        "aws [redacted aws-access-key] and slack [redacted slack-token], thanks!"
+    )
+    assert [f.kind for f in findings(text)] == ["aws-access-key", "slack-token"]
+
+
+def test_value_thresholds() -> None:
+    """The length floors of a labelled value: a mutant of either constant fails here."""
+    assert not secret_formats.credential("ab1!x") and secret_formats.credential("ab1!xy")
+    assert not secret_formats.token_like("a1" * 7 + "b") and secret_formats.token_like("a1" * 8)
+    assert not secret_formats.random_looking("aB3dE5gH7jK9mN1pQ2r")  # 19 chars
+    assert secret_formats.random_looking("aB3dE5gH7jK9mN1pQ2rS")  # 20 chars
+
+
+def test_detect_secrets_runs_offline_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plugins are pure matchers here: no network verification, no file written."""
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the scanner opened a socket")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    for row in labelled():
+        secret_kind(row["text"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refusal_is_bounded_and_never_quotes_the_secret() -> None:
+    rng = random.Random(3)
+    key = SECRETS["aws-access-key"](rng)
+    text = "note: " + "x" * 500 + f" the prod key is {key}"
+    message = refusal("aws-access-key", "content", text)
+    assert key not in message and "aws-access-key" in message and "vault" in message
+    quoted = message.split("The call, redacted: ", 1)[1]
+    assert len(quoted) <= 200
+
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATASET_FP_AIM = 0.01  # issue 9: at most 1 % false positives on LoCoMo and BEAM 100K
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared benchmark data not present")
+def test_no_more_false_positives_than_the_aim_on_real_conversations() -> None:
+    """LoCoMo observations and BEAM 100K user messages hold no credentials: every hit is a
+    false positive (bench/secrets.py prints the figures)."""
+    from bench.secrets import beam_user_messages, locomo_observations
+
+    for texts in (locomo_observations(DATA), beam_user_messages(DATA)):
+        assert texts
+        hits = [t for t in texts if secret_kind(t) is not None]
+        assert len(hits) / len(texts) <= DATASET_FP_AIM, hits[:3]
+
+
+# ---- tool calls ------------------------------------------------------------------------------
+
+
+async def test_memory_add_and_replace_carrying_a_secret_write_nothing(
+    rv: reverie.Reverie,
+) -> None:
+    rng = random.Random(11)
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        ok(await s.call_tool("memory", add("CI runs on Buildkite")), "ADD")
+        before, files = db_counts(rv.home), tree(rv.home)
+        for kind in ("aws-access-key", "github-token", "jwt", "password-assignment"):
+            text, secret = sample(rng, kind)
+            added = ok(await s.call_tool("memory", add(text)), "ERROR")
+            replaced = ok(
+                await s.call_tool(
+                    "memory",
+                    {
+                        "action": "replace",
+                        "target": "memory",
+                        "old_text": "Buildkite",
+                        "content": text,
+                    },
+                ),
+                "ERROR",
+            )
+            for answer in (added, replaced):
+                assert kind in answer["error"] and secret not in answer["error"]
+                assert "reference" in answer["error"] and "nothing was written" in answer["error"]
+        assert db_counts(rv.home) == before and tree(rv.home) == files
+    assert [e.content for e in await ns.entries()] == ["CI runs on Buildkite"]
+    assert secret not in raw_store(rv.home).decode("utf-8", "replace")
+
+
+async def test_topic_save_and_skill_create_patch_carrying_a_secret_write_nothing(
+    rv: reverie.Reverie,
+) -> None:
+    rng = random.Random(12)
+    async with rv.namespace("a").session("s") as s:
+        ok(
+            await s.call_tool("skill_manage", skill("create", "deploy", "Run make deploy.")),
+            "CREATED",
+        )
+        before, files = db_counts(rv.home), tree(rv.home)
+        text, secret = sample(rng, "slack-token")
+        saved = ok(
+            await s.call_tool("topic", {"action": "save", "topic": "alerts", "content": text}),
+            "ERROR",
+        )
+        text2, secret2 = sample(rng, "connection-string")
+        created = ok(await s.call_tool("skill_manage", skill("create", "db", text2)), "ERROR")
+        patched = ok(
+            await s.call_tool(
+                "skill_manage", {**skill("patch", "deploy", text2), "old_text": "make deploy"}
+            ),
+            "ERROR",
+        )
+        assert "slack-token" in saved["error"] and secret not in saved["error"]
+        for answer in (created, patched):
+            assert "connection-string" in answer["error"] and secret2 not in answer["error"]
+        assert db_counts(rv.home) == before and tree(rv.home) == files
+    assert await rv.namespace("a").facts("alerts") == []
+
+
+async def test_an_error_quoting_the_input_redacts_it(
+    tmp_path: Path, clock: ManualClock, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    """Any ERROR that quotes its input (here: an old_text that matches nothing) names the
+    secret's kind, never the secret; the span status carries the same redacted text."""
+    provider, exporter = spans
+    key = SECRETS["github-token"](random.Random(5))
+    async with reverie.open(tmp_path / "h", clock=clock, tracer_provider=provider) as rv:
+        async with rv.namespace("a").session("s") as s:
+            answer = ok(
+                await s.call_tool(
+                    "memory",
+                    {"action": "remove", "target": "memory", "old_text": f"token {key}"},
+                ),
+                "ERROR",
+            )
+    assert key not in answer["error"] and "[redacted github-token]" in answer["error"]
+    statuses = [sp.status.description or "" for sp in exporter.get_finished_spans()]
+    assert statuses and not [d for d in statuses if key in d]
+
+
+# ---- turns, the flush, the snapshot ------------------------------------------------------------
+
+
+async def test_a_turn_is_logged_with_its_secret_redacted(rv: reverie.Reverie) -> None:
+    rng = random.Random(13)
+    ns = rv.namespace("a")
+    user, key = sample(rng, "aws-access-key")
+    answer, token = sample(rng, "github-token")
+    async with ns.session("s") as s:
+        episode = await s.turn(user=user, assistant=answer)
+    assert key not in episode.text and "[redacted aws-access-key]" in episode.text
+    [stored] = await ns.episodes()
+    assert "[redacted aws-access-key]" in (stored.user or "")
+    assert "[redacted github-token]" in (stored.assistant or "")
+    assert await ns.search(key) == [] and await ns.search(token) == []
+    raw = raw_store(rv.home).decode("utf-8", "replace")
+    assert key not in raw and token not in raw
+
+
+async def test_a_long_turn_is_redacted_too(rv: reverie.Reverie) -> None:
+    """A turn longer than the writer's BIG_TURN is scanned off the event loop, alike."""
+    from reverie.actors.writer import BIG_TURN
+
+    key = SECRETS["stripe-key"](random.Random(15))
+    text = "notes from the incident. " * (BIG_TURN // 20) + f"STRIPE_SECRET_KEY={key}"
+    assert len(text) > BIG_TURN
+    async with rv.namespace("a").session("s") as s:
+        episode = await s.turn(user=text)
+    assert key not in episode.text and episode.text.endswith("[redacted stripe-key]")
+    assert key not in raw_store(rv.home).decode("utf-8", "replace")
+
+
+async def test_turn_then_idle_stores_no_secret_anywhere(rv: reverie.Reverie) -> None:
+    """Every kind said in a turn, then idle: the snapshot, MEMORY.md / USER.md, topic files,
+    the jsonl logs and the database all stay free of every secret."""
+    rng = random.Random(14)
+    ns = rv.namespace("a")
+    secrets = []
+    async with ns.session("s") as s:
+        await s.turn(user="The deploy timeout is 30s.")
+        for kind in sorted(SECRETS):
+            text, secret = sample(rng, kind)
+            secrets.append(secret)
+            await s.turn(user=f"{text}. The prod db for {kind} is pg-{len(secrets)}.")
+        await s.idle()
+        await rv.wait_idle()
+    saved = [r for r in await ns.ledger() if r.actor == "flusher" and r.decision == "ADD"]
+    assert saved  # the flush ran and kept the plain facts said beside the secrets
+    async with ns.session("next") as s:
+        snapshot = s.snapshot.text
+    raw = raw_store(rv.home).decode("utf-8", "replace")
+    files = "\n".join(b.decode("utf-8", "replace") for b in tree(rv.home).values())
+    for secret in secrets:
+        for piece in secret.splitlines():
+            assert piece not in snapshot and piece not in raw and piece not in files, piece
+
+
+D5_KINDS = (
+    "aws-access-key",
+    "aws-secret-key",
+    "github-token",
+    "slack-token",
+    "jwt",
+    "private-key",
+    "password-assignment",
+    "connection-string",
+    "openai-key",
+    "stripe-key",
+)
+
+
+async def test_d5_fifty_secrets_through_three_paths_reach_no_snapshot(
+    rv: reverie.Reverie,
+) -> None:
+    """Issue 9, D5: 50 secrets of mixed kinds through memory add, topic save, and a turn then
+    idle (on b7d4e07: 50/50, 44/50 and 43/50 reached every later snapshot) — now 0."""
+    rng = random.Random(9)
+    cases = [sample(rng, D5_KINDS[i % len(D5_KINDS)]) for i in range(50)]
+    for path in ("memory", "topic", "turn"):
+        ns = rv.namespace(f"d5-{path}")
+        async with ns.session("s") as s:
+            for i, (text, _) in enumerate(cases):
+                if path == "memory":
+                    ok(await s.call_tool("memory", add(text)), "ERROR")
+                elif path == "topic":
+                    args = {"action": "save", "topic": f"t{i % 5}", "content": text}
+                    ok(await s.call_tool("topic", args), "ERROR")
+                else:
+                    await s.turn(user=f"{text} — the staging host is web-{i}.")
+            await s.idle()
+            await rv.wait_idle()
+        async with ns.session("later") as s:
+            snapshot = s.snapshot.text
+        leaked = [secret for _, secret in cases if secret.splitlines()[-1] in snapshot]
+        assert leaked == [], path
+
+
+# ---- promotion and distillation ----------------------------------------------------------------
+
+
+class Leaky:
+    """Answers like the offline rules, but every rewrite and summary gains a credential."""
+
+    name = "leaky"
+
+    def __init__(self, secret: str) -> None:
+        self.offline = OfflineModel()
+        self.secret = secret
+
+    async def judge(self, prompt: Prompt) -> Answer | Deferred:
+        answer = await self.offline.judge(prompt)
+        if not isinstance(answer, Answer):
+            return answer
+        data = json.loads(json.dumps(answer.data))
+        for verdict in data.get("verdicts", []):
+            if verdict.get("rewrite"):
+                verdict["rewrite"] += f" (key {self.secret})"
+        for summary in data.get("summaries", []):
+            summary["summary"] += f" Token: {self.secret}"
+        return replace(answer, data=data)
+
+
+async def test_promotion_and_distillation_never_carry_a_model_invented_secret(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    key = SECRETS["aws-access-key"](random.Random(21))
+    config = Config().with_section("distiller", rules_first=False, min_new_facts=1)
+    home = tmp_path / "h"
+    async with reverie.open(home, clock=clock, model=Leaky(key), config=config) as rv:
+        async with rv.namespace("a").session("s") as s:
+            for content in (
+                "The deploy timeout for /srv/api is 30s",
+                "The deploy timeout for /srv/api is 45s",
+            ):
+                await s.call_tool(
+                    "topic", {"action": "save", "topic": "deploy", "content": content}
+                )
+        clock.advance(timedelta(days=3))
+        report = await rv.review(force=True)
+        assert await rv.namespace("a").entries("memory") == []
+        summary_files = list(home.rglob("summary.md"))
+    stages = {s["stage"]: s for s in report["namespaces"][0]["stages"]}
+    [outcome] = stages["promoter"]["outcomes"]  # the one candidate: asked, and refused
+    assert outcome["verdict"] == "skip" and "aws-access-key" in outcome["reason"]
+    assert "[redacted aws-access-key]" in outcome["rewrite"]  # as logged in promotions.jsonl
+    assert all(key not in p.read_text() for p in summary_files)
+    raw = raw_store(home).decode("utf-8", "replace")
+    assert key not in raw
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+
+def add(content: str) -> dict[str, str]:
+    return {"action": "add", "target": "memory", "content": content}
+
+
+def skill(action: str, name: str, content: str) -> dict[str, str]:
+    return {"action": action, "name": name, "content": content}
+
+
+def test_marker_shape() -> None:
+    assert MARKER.fullmatch("[redacted aws-access-key]")
