@@ -4,8 +4,11 @@ names, timezones and an assistant's verified tool reports are."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import reverie
 from reverie.rules.blocks import is_code_line, prose
 from reverie.rules.extraction import candidates, resolve
 from reverie.rules.identity import name_in, timezone_in
@@ -173,7 +176,7 @@ def test_the_assistant_contributes_only_verified_reports_and_findings() -> None:
         ("jst here", None, "JST"),
         ("im on CET", None, "CET"),
         ("sam here, based in sydney (AEST)", "Sam", "AEST"),
-        ("on pacific time", None, "America/Los_Angeles"),
+        ("on pacific time", None, "Pacific time"),
         ("I'm Trying to fix it", None, None),
         ("same here", None, None),
         ("i'm in art school", None, None),
@@ -218,3 +221,25 @@ def test_a_plain_event_is_still_not_a_fact() -> None:
         assert found is not None
         routed = route(found.text, found.tag, speaker="user", topics=[], max_topics=8)
         assert routed.home is Home.SKIP, (text, routed)
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("I'm on pacific time.", "timezone: Pacific time"),
+        ("my tz is asia/kolkata", "timezone: asia/kolkata"),
+        ("jst here", "timezone: JST"),
+    ],
+)
+async def test_a_timezone_said_in_passing_reaches_user_settings(
+    tmp_path: Path, said: str, stored: str
+) -> None:
+    """Every form timezone_in reads survives the flush's own check that a stored value is
+    the user's words (a US zone was once mapped to an IANA name the turn never said)."""
+    async with reverie.open(tmp_path / "home") as rv:
+        ns = rv.namespace("u")
+        async with ns.session("s1") as s:
+            await s.turn(user=said, assistant="Noted.")
+            await s.idle()
+        await rv.wait_idle()
+        assert [e.content for e in await ns.entries("user_settings")] == [stored]

@@ -26,12 +26,6 @@ _TZ: Final = re.compile(
     r"|\b(?:on|in) (?P<f>pacific|eastern|central|mountain) time\b",
     re.I,
 )
-_US_ZONES: Final = {
-    "pacific": "America/Los_Angeles",
-    "eastern": "America/New_York",
-    "central": "America/Chicago",
-    "mountain": "America/Denver",
-}
 _NAME_WORD: Final = r"[A-Z][a-z][\w'-]*"
 _NAME: Final = re.compile(
     rf"(?<!\w)(?<!(?i:your) )(?i:my name is|my name's|name's|call me|i am called|i'm called)"
@@ -86,7 +80,7 @@ def timezone_in(text: str) -> str | None:
     m = _TZ.search(text)
     if m is None:
         return None
-    if m["f"]:
-        return _US_ZONES[m["f"].lower()]
+    if m["f"]:  # kept as said: a stored value must be the user's own words
+        return f"{m['f'].capitalize()} time"
     found = (m["a"] or m["b"] or m["c"] or m["d"] or m["e"]).replace(" ", "")
     return found if "/" in found else found.upper()
