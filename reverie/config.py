@@ -160,12 +160,18 @@ class ActorConfig:
     drain_timeout_s: float = 10.0
 
 
+DEFAULT_FAIR_WAIT = True
+
+
 @dataclass(frozen=True)
 class StoreConfig:
-    """SQLite settings; ``synchronous`` FULL survives power loss, not only process death."""
+    """SQLite settings; ``synchronous`` FULL survives power loss, not only process death.
+    ``fair_wait`` queues writers of every process on a file lock beside the database, so
+    they are served close to arrival order instead of by SQLite's backoff polling."""
 
     busy_timeout_ms: int = 10000
     synchronous: str = "FULL"
+    fair_wait: bool = DEFAULT_FAIR_WAIT
 
 
 DEFAULT_MODEL_TIMEOUT_S = 8.0

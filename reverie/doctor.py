@@ -6,10 +6,18 @@ are what survives. ``diagnose`` says which; ``repair`` rebuilds the database fro
 entries from MEMORY.md / USER.md / SOUL.md, facts with their ids and supersede chains
 from ``topics/<t>/history.jsonl``, skills from ``SKILL.md``, the promoter's final decisions
 from ``logs/wiki/promotions.jsonl``; and says what no file holds.
+
+What it recovers passes the write path's own checks first (a secret, text that could forge
+the snapshot's framing, an instruction aimed at the agent, a cap): a file is only as
+trustworthy as whoever last edited it. What is refused is not imported; it is listed in
+``reverie.db.repair-refused-<stamp>.jsonl`` beside the database (a secret redacted, never
+kept in plain text) and the files are rewritten to what the database now holds.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import sqlite3
@@ -22,12 +30,21 @@ import yaml
 from reverie.actors.context import new_id
 from reverie.actors.promoter import DONE_IDS
 from reverie.config import Config
-from reverie.errors import HomeError, InputError
+from reverie.errors import HomeError, InputError, ToolInputError
 from reverie.names import DATABASE_FILE, check_name
+from reverie.rules.injection import instruction_kind
+from reverie.rules.secrets import redact, secret_kind
 from reverie.stores import entries, ledger, review_state, skills, topics
 from reverie.stores.db import connect_migrated, transaction
-from reverie.stores.projection import FILES, Projector, history_events_of
+from reverie.stores.projection import (
+    FILES,
+    Projector,
+    atomic_write,
+    history_events,
+    history_events_of,
+)
 from reverie.stores.records import ENTRY_SEPARATOR, Entry, Fact, Skill
+from reverie.tools import parse_call
 
 ACTOR = "doctor"
 _MARK = re.compile(r"\s*⟦×(\d+)⟧\Z")
@@ -60,9 +77,21 @@ class Diagnosis:
         return {**asdict(self), "healthy": self.healthy}
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One thing a repair would not import: where it was, what it was, why; ``content`` is
+    the text with any secret in it redacted."""
+
+    source: str
+    what: str
+    reason: str
+    content: str
+
+
 @dataclass(slots=True)
 class Repaired:
-    """What a repair did: files moved aside, rows recovered, what could not be."""
+    """What a repair did: files moved aside, rows recovered, what could not be, and what
+    the write path's checks refused (listed in the ``refused_report`` file)."""
 
     home: str
     before: str
@@ -73,6 +102,8 @@ class Repaired:
     decisions: int = 0
     skipped: list[str] = field(default_factory=list)
     not_recovered: list[str] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+    refused_report: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,7 +143,8 @@ def diagnose(home: Path) -> Diagnosis:
 def repair(home: Path, config: Config, now: str) -> Repaired:
     """Rebuild the database from the files. A lost database is moved aside (kept, never
     deleted) and a new one made; a reduced one is copied aside and completed in place.
-    No other process may use the home meanwhile."""
+    What the write path would refuse is reported, not imported. No other process may use
+    the home meanwhile."""
     found = diagnose(home)
     if found.database == "no home":
         raise HomeError(f"no reverie home at {home}: {found.detail}")
@@ -140,9 +172,10 @@ def repair(home: Path, config: Config, now: str) -> Repaired:
             for item in NOT_IN_FILES[:3]
         ]
     conn = connect_migrated(path, config.store)
-    keep = config.promoter.decided_fifo
     try:
-        transaction(conn, lambda c: _recover(c, Projector(home), now, keep, done))
+        transaction(conn, lambda c: _recover(c, Projector(home), _Gate(c, config, now, done)))
+        _write_refused(home, stamp, done)  # before any file is rewritten: nothing is lost
+        _align(home, conn, done)
     finally:
         conn.close()
     return done
@@ -157,10 +190,91 @@ def _free(path: Path) -> Path:
     return candidate
 
 
-def _recover(
-    conn: sqlite3.Connection, projector: Projector, now: str, keep: int, done: Repaired
-) -> None:
+class _Gate:
+    """The write path's checks, applied to what a repair reads from files: a refusal is
+    recorded (redacted) and audited in the ledger, and the text is not imported."""
+
+    def __init__(self, conn: sqlite3.Connection, config: Config, now: str, done: Repaired):
+        self.conn, self.config, self.now, self.done = conn, config, now, done
+
+    def passes(
+        self, source: str, what: str, tool: str, arguments: dict[str, Any], content: str
+    ) -> bool:
+        reason = _refusal(tool, arguments, content, self.config)
+        if reason is not None:
+            self.refuse(source, what, content, reason)
+        return reason is None
+
+    def refuse(self, source: str, what: str, content: str, reason: str) -> None:
+        kind = secret_kind(content)
+        shown = redact(content)
+        if kind is not None and shown == content:  # never kept in plain text
+            shown = f"[redacted {kind}]"
+        refusal = Refusal(source, what, redact(reason), shown)
+        self.done.refused.append(refusal)
+        ledger.append(
+            self.conn,
+            ts=self.now,
+            namespace=source.split("/", 1)[0],
+            actor=ACTOR,
+            action="recover",
+            decision="ERROR",
+            entry_id=None,
+            detail={"from": source, "what": what, "reason": refusal.reason},
+        )
+
+
+def _refusal(tool: str, arguments: dict[str, Any], content: str, config: Config) -> str | None:
+    """Why the write path would refuse ``content`` (None: it would not): a secret, then the
+    tool call's own checks (framing, control characters, length, a name), then an
+    instruction aimed at the agent — every recovered entry and fact reaches the snapshot."""
+    kind = secret_kind(content)
+    if kind is not None:
+        return (
+            f"it carries a secret ({kind}); a secret is never stored — keep a reference to "
+            "where it is kept instead"
+        )
+    try:
+        parse_call(tool, arguments, config.writer)
+    except ToolInputError as exc:
+        return str(exc)
+    aimed = instruction_kind(content) if tool != "skill_manage" else None
+    if aimed is not None:
+        return f"it is an instruction aimed at the agent ({aimed})"
+    return None
+
+
+def _write_refused(home: Path, stamp: str, done: Repaired) -> None:
+    """The refused texts, one JSON object a line, beside the database (owner-only)."""
+    if not done.refused:
+        return
+    path = _free(home / f"{DATABASE_FILE}.repair-refused-{stamp}.jsonl")
+    lines = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in done.refused)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(lines)
+    done.refused_report = path.name
+
+
+def _align(home: Path, conn: sqlite3.Connection, done: Repaired) -> None:
+    """Rewrite each file that held refused text to what the database now holds (the text
+    is in the report), so the home is whole and a secret is no longer in it."""
+    projector, targets = Projector(home), {name: t for t, name in FILES.items()}
+    for source in dict.fromkeys(r.source for r in done.refused):
+        path, parts = home / source, Path(source).parts
+        if path.name in targets:
+            projector.write_entries(conn, parts[0], targets[path.name])
+        elif path.name == "history.jsonl":
+            events = history_events(topics.all_facts(conn, parts[0], parts[2]))
+            lines = (json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events)
+            atomic_write(path, "".join(lines))
+        elif path.name == "SKILL.md":
+            path.unlink(missing_ok=True)
+
+
+def _recover(conn: sqlite3.Connection, projector: Projector, gate: _Gate) -> None:
     """Every folder holding a namespace's files, into the open transaction."""
+    done, now = gate.done, gate.now
     for namespace in projector.projected():
         try:
             check_name("namespace", namespace, home_level=True)
@@ -169,27 +283,32 @@ def _recover(
             continue
         folder = projector.namespace_dir(namespace)
         for target, name in FILES.items():
-            _recover_entries(conn, namespace, target, folder / name, now, done)
+            _recover_entries(conn, namespace, target, folder / name, gate)
         for path in sorted((folder / "topics").glob("*/history.jsonl")):
-            _recover_facts(conn, namespace, path, now, done)
+            _recover_facts(conn, namespace, path, gate)
         for path in sorted((folder / "skills").glob("*/SKILL.md")):
-            _recover_skill(conn, namespace, path, now, done)
+            _recover_skill(conn, namespace, path, gate)
         promotions = projector.log_file(namespace, "promotions")
+        keep = gate.config.promoter.decided_fifo
         _recover_decisions(conn, namespace, promotions, now, keep, done)
 
 
 def _recover_entries(
-    conn: sqlite3.Connection, namespace: str, target: str, path: Path, now: str, done: Repaired
+    conn: sqlite3.Connection, namespace: str, target: str, path: Path, gate: _Gate
 ) -> None:
     """A file's entries, when the database holds none of its own for it (else the file is
-    a stale or edited rendering of rows the database has)."""
+    a stale or edited rendering of rows the database has); each passes the write path's
+    checks, and the file's cap holds."""
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     if not text.strip() or entries.every(conn, namespace, target):
         return
+    source, cap = f"{namespace}/{path.name}", int(getattr(gate.config.caps, target))
+    kept: list[str] = []  # the rendered entries imported so far
     for piece in text.rstrip("\n").split(ENTRY_SEPARATOR):
         mark = _MARK.search(piece)
         content = _MARK.sub("", piece).strip()
-        if not content:
+        arguments = {"action": "add", "target": target, "content": content}
+        if not content or not gate.passes(source, "entry", "memory", arguments, content):
             continue
         entry = Entry(
             id=new_id("ent"),
@@ -202,25 +321,42 @@ def _recover_entries(
             replaced_by=None,
             created_by=ACTOR,
             session_id=None,
-            created_at=now,
-            updated_at=now,
+            created_at=gate.now,
+            updated_at=gate.now,
             ended_at=None,
         )
+        used = len(ENTRY_SEPARATOR.join([*kept, entry.rendered]))
+        if used > cap:
+            reason = f"{path.name} would hold {used} chars; its cap is {cap}"
+            gate.refuse(source, "entry", content, reason)
+            continue
+        kept.append(entry.rendered)
         entries.insert(conn, entry)
-        _audit(conn, namespace, entry.id, target, content, path, now)
-        done.entries += 1
+        _audit(conn, namespace, entry.id, target, content, path, gate.now)
+        gate.done.entries += 1
 
 
-def _recover_facts(
-    conn: sqlite3.Connection, namespace: str, path: Path, now: str, done: Repaired
-) -> None:
-    """A topic's facts with their ids and chains, from its event stream."""
-    topic = path.parent.name
+def _topic_refusal(conn: sqlite3.Connection, namespace: str, topic: str, gate: _Gate) -> str | None:
+    """Why a topic the database lacks may not be made: its name, or the topic cap."""
+    try:
+        parse_call("topic", {"action": "read", "topic": topic}, gate.config.writer)
+    except ToolInputError as exc:
+        return str(exc)
+    cap = gate.config.writer.max_topics
+    if len(topics.names(conn, namespace)) >= cap:
+        return f"the namespace already holds {cap} topics, the cap"
+    return None
+
+
+def _recover_facts(conn: sqlite3.Connection, namespace: str, path: Path, gate: _Gate) -> None:
+    """A topic's facts with their ids and chains, from its event stream; each fact passes
+    the write path's checks (a refused one leaves its chain without it)."""
+    topic, done, now = path.parent.name, gate.done, gate.now
     events = history_events_of(path)
-    if not events:
-        return
+    source = f"{namespace}/topics/{topic}/history.jsonl"
+    barred = None
     if not topics.exists(conn, namespace, topic):
-        topics.create(conn, namespace, topic, str(events[0].get("at") or now))
+        barred = _topic_refusal(conn, namespace, topic, gate)
     have = {f.id for f in topics.all_facts(conn, namespace, topic)}
     for event in events:
         if event.get("event") != "add" or event["id"] in have:
@@ -229,6 +365,15 @@ def _recover_facts(
         if fact is None:
             done.skipped.append(f"{namespace}/topics/{topic}: add event {event['id']} is torn")
             continue
+        what, content = f"fact {fact.id}", fact.content
+        if barred is not None:
+            gate.refuse(source, what, content, barred)
+            continue
+        arguments = {"action": "save", "topic": topic, "content": content}
+        if not gate.passes(source, what, "topic", arguments, content):
+            continue
+        if not topics.exists(conn, namespace, topic):
+            topics.create(conn, namespace, topic, str(events[0].get("at") or now))
         topics.insert(conn, fact)
         have.add(fact.id)
         _audit(conn, namespace, fact.id, f"topic:{topic}", fact.content, path, now)
@@ -264,10 +409,9 @@ def _fact(namespace: str, topic: str, event: dict[str, Any], have: set[str]) -> 
     )
 
 
-def _recover_skill(
-    conn: sqlite3.Connection, namespace: str, path: Path, now: str, done: Repaired
-) -> None:
-    name = path.parent.name
+def _recover_skill(conn: sqlite3.Connection, namespace: str, path: Path, gate: _Gate) -> None:
+    """A skill from its SKILL.md, when its body passes the skill tool's checks."""
+    name, now, done = path.parent.name, gate.now, gate.done
     if skills.get(conn, namespace, name) is not None:
         return
     parts = path.read_text(encoding="utf-8").split("---\n", 2)
@@ -289,6 +433,10 @@ def _recover_skill(
         last_used_at=None,
         archived_at=None,
     )
+    arguments = {"action": "create", "name": name, "content": skill.body}
+    source = f"{namespace}/skills/{name}/SKILL.md"
+    if not gate.passes(source, "skill", "skill_manage", arguments, skill.body):
+        return
     skills.insert(conn, skill)
     _audit(conn, namespace, name, "skill", skill.body[:200], path, now)
     done.skills += 1

@@ -186,7 +186,7 @@ def map_store_errors() -> Iterator[None]:
     except sqlite3.Error as exc:
         raise StoreError(f"database error: {exc}") from exc
     except UnicodeEncodeError as exc:  # text with lone surrogates reached SQLite
-        raise InputError(
-            f"text is not valid Unicode (a lone surrogate at position {exc.start}); "
-            "nothing was written"
+        raise InputError(  # read or write: the statement never ran, so nothing changed
+            f"text is not valid Unicode (a lone surrogate at position {exc.start}); the "
+            "database can neither store nor look it up — decode the text properly and retry"
         ) from exc

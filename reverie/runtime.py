@@ -61,6 +61,7 @@ from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
 from reverie.names import DATABASE_FILE, Names, check_name
+from reverie.seams import check_plugged, home_path
 from reverie.snapshot import Snapshot, take
 from reverie.stores import (
     calls,
@@ -78,8 +79,8 @@ from reverie.stores.projection import Projector
 from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults, Skill
 from reverie.telemetry import metrics as reverie_metrics
 from reverie.telemetry.logs import debug_wanted, get_logger
-from reverie.telemetry.tracing import NAME_CHARS, tool_attributes, tracer
-from reverie.tools import TopicCommand, parse_call, schemas
+from reverie.telemetry.tracing import agent_name, span_tool, tool_attributes, tracer
+from reverie.tools import MEMORY_TARGETS, TopicCommand, parse_call, schemas
 
 log = get_logger("reverie.runtime")
 
@@ -114,7 +115,18 @@ class Reverie:
         embedder: Embedder | None = None,
         create: bool = True,
     ) -> None:
-        self.home = Path(home)
+        self.home = home_path(home)
+        check_plugged(
+            {
+                "config": config,
+                "model": model,
+                "clock": clock,
+                "tracer_provider": tracer_provider,
+                "meter_provider": meter_provider,
+                "embedder": embedder,
+                "create": create,
+            }
+        )
         self._create = create  # False: a missing home is an error, never made (read-only use)
         self._names = Names()
         self.projection_failures: dict[str, str] = {}  # namespace → why its files are stale
@@ -313,6 +325,7 @@ class Reverie:
         one with nothing new since its last pass is skipped (one query finds them all), and
         a model that failed is asked again once per round. Returns what each stage of each
         namespace did."""
+        _flag("force", force)
         s = self.services
         s.breaker.new_round()
         names = await self.namespaces()
@@ -354,6 +367,8 @@ class Reverie:
 
     async def model_calls(self, namespace: str | None = None) -> dict[str, dict[str, int]]:
         """Model calls, deferrals and tokens per stage, counted from the ledger."""
+        if namespace is not None:
+            _read_text("namespace", namespace)
         return await self.services.db.read(lambda conn: calls_per_stage(conn, namespace))
 
     async def wait_idle(self) -> None:
@@ -382,6 +397,7 @@ class Namespace:
         check_text("query", query)
         if not isinstance(k, int) or isinstance(k, bool) or k < 0:
             raise InputError(f"k must be a non-negative integer, got {quoted(k)}")
+        _flag("include_superseded", include_superseded)
         s = self.runtime.services
         with s.tracer.start_as_current_span("reverie.search") as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
@@ -409,21 +425,30 @@ class Namespace:
 
     async def chain(self, entry_id: str) -> list[Fact]:
         """The supersede chain a fact belongs to, oldest first (empty if unknown)."""
+        _read_text("entry_id", entry_id)
         return await self.runtime.services.db.read(
             lambda conn: topics.chain(conn, self.name, entry_id)
         )
 
     async def ledger(self, entry_id: str | None = None) -> list[LedgerRecord]:
         """The audit ledger, oldest first."""
+        if entry_id is not None:
+            _read_text("entry_id", entry_id)
         return await self.runtime.services.db.read(
             lambda conn: ledger.read(conn, self.name, entry_id=entry_id)
         )
 
     async def facts(self, topic: str) -> list[Fact]:
         """The live facts of one topic, oldest first."""
+        _read_text("topic", topic)
         return await self.runtime.services.db.read(lambda conn: topics.live(conn, self.name, topic))
 
     async def entries(self, target: str = "memory") -> list[Any]:
+        """The live entries of one memory target (MEMORY.md, USER.md, SOUL.md, …)."""
+        if _read_text("target", target) not in MEMORY_TARGETS:
+            raise InputError(
+                f"target must be one of {', '.join(MEMORY_TARGETS)}; got {quoted(target, 60)}"
+            )
         return await self.runtime.services.db.read(
             lambda conn: entries.live(conn, self.name, target)
         )
@@ -456,6 +481,7 @@ class Namespace:
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         """One review pass of this namespace now (see :meth:`Reverie.review`)."""
+        _flag("force", force)
         runtime = self.runtime
         timeout = runtime.config.reviewer.lease_s + runtime.config.actors.ask_timeout_s
         try:
@@ -468,6 +494,8 @@ class Namespace:
         return answer
 
     async def skills(self, include_archived: bool = False) -> list[Skill]:
+        _flag("include_archived", include_archived)
+
         def read(conn: sqlite3.Connection) -> list[Skill]:
             if include_archived:
                 return skills.every(conn, self.name)
@@ -477,10 +505,12 @@ class Namespace:
 
     async def pin_skill(self, name: str, pinned: bool = True) -> dict[str, Any]:
         """A pinned skill is never curated."""
+        _flag("pinned", pinned)
         return await self._ask(PinSkill(self.name, name, pinned))
 
     async def curate(self, apply: bool = False) -> dict[str, Any]:
         """The curator's candidates; with ``apply``, archive them (reversibly)."""
+        _flag("apply", apply)
         return await self._ask(Curate(self.name, apply=apply))
 
     async def restore_skill(self, name: str) -> dict[str, Any]:
@@ -496,6 +526,9 @@ class Namespace:
         return result
 
     async def episodes(self, after_id: int = 0) -> list[Episode]:
+        """The episode log past ``after_id``, oldest first."""
+        if not isinstance(after_id, int) or isinstance(after_id, bool):
+            raise InputError(f"after_id must be an integer, got {quoted(after_id, 60)}")
         return await self.runtime.services.db.read(
             lambda conn: episodes.since(conn, self.name, after_id)
         )
@@ -556,11 +589,11 @@ class Session:
         answer (``"replayed": true``) instead of writing twice."""
         runtime = self.namespace.runtime
         action = arguments.get("action") if isinstance(arguments, dict) else None
-        tool = bounded(str(name), NAME_CHARS)  # the agent's text: a span never carries it whole
-        with runtime.tracer.start_as_current_span(f"execute_tool {tool}") as span:
-            for key, value in tool_attributes(
-                self.namespace.name, tool, action if isinstance(action, str) else None
-            ).items():
+        # the agent's text: a span name carries only a known tool, never a secret or a MB
+        attributes = tool_attributes(self.namespace.name, name, action)
+        tool = attributes["gen_ai.tool.name"]
+        with runtime.tracer.start_as_current_span(f"execute_tool {span_tool(name)}") as span:
+            for key, value in attributes.items():
                 span.set_attribute(key, value)
             span.set_attribute("gen_ai.conversation.id", self.id)
             result = await self._call(runtime, name, arguments, call_id)
@@ -607,7 +640,7 @@ class Session:
         except ReverieError as exc:
             return error_result(f"{exc}; nothing was written")
         except Exception as exc:  # never raise into the agent
-            log.error("tool_call_failed", tool=quoted(name, 64), error=bounded(repr(exc)))
+            log.error("tool_call_failed", tool=agent_name(name), error=bounded(repr(exc)))
             return error_result(f"internal error ({type(exc).__name__}); nothing was written")
 
     async def _topic_read(self, command: TopicCommand) -> dict[str, Any]:
@@ -655,7 +688,10 @@ class Session:
 
     async def pre_compact(self) -> None:
         """Context is about to be compacted: a forced flush of this namespace, awaited —
-        and only it: a review or flush running in another namespace is not waited for."""
+        and only it: a review or flush running in another namespace is not waited for.
+        The flush is a stage, so its failure never raises into the host: the bus logged it
+        and put it on the flush's span, the watermark stayed, and a later flush retries.
+        Only misuse raises (:class:`ClosedError`: the session or runtime is not open)."""
         runtime = self._open()
         settings = runtime.config
         timeout = settings.flusher.timeout_s + settings.actors.ask_timeout_s
@@ -665,6 +701,30 @@ class Session:
             )
         except ActorDisabled:  # the flush's kill switch is off: nothing to wait for
             return
+        except ClosedError:
+            raise
+        except ReverieError as exc:  # fail-silent: logged here too, for the host's operator
+            log.warning(
+                "pre_compact_flush_failed",
+                namespace=self.namespace.name,
+                session=self.id,
+                error=bounded(f"{type(exc).__name__}: {exc}"),
+            )
+
+
+def _read_text(field: str, value: object) -> str:
+    """A text argument of a read, refused (named) when SQLite could not bind it."""
+    if not isinstance(value, str):
+        raise InputError(f"{field} must be a string, got {type(value).__name__}")
+    check_text(field, value)
+    return value
+
+
+def _flag(field: str, value: object) -> bool:
+    """A yes/no argument: only a bool, so ``force="no"`` is not silently true."""
+    if not isinstance(value, bool):
+        raise InputError(f"{field} must be True or False, got {quoted(value, 60)}")
+    return value
 
 
 def _stored_answer(

@@ -15,6 +15,7 @@ from typing import Any, Final
 from reverie.config import WriterConfig
 from reverie.errors import ToolInputError, check_text, quoted
 from reverie.names import check_name
+from reverie.rules.directives import standing_instruction
 from reverie.rules.injection import framing_problem, instruction_kind
 
 MEMORY_TARGETS: Final = ("memory", "user", "soul", "user_settings", "agent_profile")
@@ -239,14 +240,35 @@ def _memory(args: Mapping[str, Any], writer: WriterConfig) -> MemoryCommand:
         old_text = _MARK.sub("", old_text).strip()
     if content is not None and target in KEYED_TARGETS and not _KEYED.match(content):
         raise ToolInputError(f"{target} entries are 'key: value', e.g. 'timezone: Europe/Oslo'")
-    aimed = instruction_kind(content) if content is not None else None
-    if aimed is not None:  # injected every turn: an instruction here would steer the agent
+    _not_an_instruction(content, target)
+    return MemoryCommand(action, target, content, old_text)
+
+
+def _not_an_instruction(content: str | None, target: str) -> None:
+    """MEMORY/USER/SOUL are injected every turn and topic facts are shown in the snapshot's
+    topic lines: an instruction that overrides the agent's rules, discloses secrets,
+    changes its identity, lifts its limits or hands it to another master would steer it.
+    SOUL.md says how to reply, so an order to act is refused there too."""
+    if content is None:
+        return
+    aimed = instruction_kind(content)
+    if aimed is None and target == "soul" and (order := standing_instruction(content)):
+        raise ToolInputError(
+            f"content is an order to act, not a reply style ({order}); nothing was written — "
+            "soul holds how to reply (language, length, tone, format, how to address the "
+            "user); save a lesson about the work to memory instead"
+        )
+    if aimed is not None:
+        holds = (
+            "a topic holds facts and how-tos"
+            if target == "topic"
+            else f"{target} holds facts and the user's preferences"
+        )
         raise ToolInputError(
             f"content is an instruction aimed at the agent ({aimed}); nothing was written — "
-            f"{target} holds facts and the user's preferences, never text that overrides the "
-            "agent's instructions, changes its identity or discloses secrets"
+            f"{holds}, never text that overrides the agent's instructions, changes its "
+            "identity, claims authority over it or discloses secrets"
         )
-    return MemoryCommand(action, target, content, old_text)
 
 
 def _topic(args: Mapping[str, Any], writer: WriterConfig) -> TopicCommand:
@@ -260,6 +282,7 @@ def _topic(args: Mapping[str, Any], writer: WriterConfig) -> TopicCommand:
         _allowed(args, {"action", "topic"})
         return TopicCommand(action, topic, None)
     content = _content(args, writer.max_content_chars, required=True)
+    _not_an_instruction(content, "topic")
     return TopicCommand(action, topic, content)
 
 

@@ -206,3 +206,34 @@ def test_a_damaged_home_is_refused_by_every_command(tmp_path: Path) -> None:
     assert [e["content"] for e in jcli(tmp_path, "memory", "list", "-n", "alice")] == [
         "Builds run with make ci"
     ]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("search", "x", "-k", "-3"), "Invalid value for '-k'"),  # a bad option value
+        (("search", "x", "--bogus"), "No such option: --bogus"),  # an unknown option
+        (("search",), "Missing argument"),  # a missing argument
+        (("nosuch",), "No such command"),
+    ],
+)
+def test_usage_errors_are_one_line_and_honour_json(
+    tmp_path: Path, args: tuple[str, ...], says: str, as_json: bool
+) -> None:
+    """Finding 10: ``reverie search x -k -3 --json`` printed a rich usage box, not JSON."""
+    flags = ["--json"] if as_json else []
+    proc = run(*args, *flags, "--home", str(tmp_path))
+    message = one_line_error(proc, 2, as_json=as_json)
+    assert says in message and "--help" in message
+    assert "╭" not in proc.stdout + proc.stderr  # no rich box
+    if as_json:
+        assert proc.stderr == ""
+    assert not (tmp_path / "reverie.db").exists()
+
+
+def test_help_and_a_bare_group_still_work(tmp_path: Path) -> None:
+    assert run("search", "--help").returncode == 0
+    assert "Ranked search" in run("search", "--help").stdout
+    bare = run("memory")
+    assert bare.returncode == 2 and "Usage" in bare.stdout + bare.stderr

@@ -95,3 +95,32 @@ async def test_mixed_concurrent_writes_are_all_acknowledged(
     counts = db_counts(tmp_path)
     assert counts["facts"] == len(acked) == 80
     assert counts["episodes"] == 80
+
+
+@pytest.mark.parametrize("fair_wait", [True, False])
+async def test_writes_land_with_or_without_the_writers_turn(
+    tmp_path: Path, fair_wait: bool
+) -> None:
+    """Fair waiting only orders writers (SQLite's lock excludes them): with ``fair_wait`` off
+    no ``reverie.db.lock`` is made, and a home whose lock file cannot be opened (here a
+    folder of that name) still takes every write, ordered by SQLite's own waiting."""
+    home = tmp_path / "home"
+    config = Config().with_section("store", fair_wait=fair_wait)
+    if fair_wait:
+        (home / "reverie.db.lock").mkdir(parents=True)
+    async with reverie.open(home, config=config) as rv:
+        results: list[dict[str, object]] = []
+
+        async def save(i: int) -> None:
+            async with rv.namespace(f"n{i % 4}").session(f"s{i}") as s:
+                results.append(
+                    await s.call_tool(
+                        "topic", {"action": "save", "topic": "t", "content": f"item {i} is ok"}
+                    )
+                )
+
+        async with anyio.create_task_group() as tg:
+            for i in range(16):
+                tg.start_soon(save, i)
+    assert [r["decision"] for r in results] == ["ADD"] * 16
+    assert (home / "reverie.db.lock").exists() is fair_wait

@@ -58,9 +58,9 @@ async def test_groups_form_under_concurrency(
     sizes: list[int] = []
     real = db_module._group
 
-    def spy(conn: sqlite3.Connection, group: list[object]) -> None:
+    def spy(conn: sqlite3.Connection, group: list[object], *rest: object) -> None:
         sizes.append(len(group))
-        real(conn, group)  # type: ignore[arg-type]
+        real(conn, group, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(db_module, "_group", spy)
 

@@ -15,13 +15,25 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from structlog.testing import capture_logs
 
 import reverie
 from reverie import Config, ManualClock
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt
 from reverie.rules import secret_formats
-from reverie.rules.secrets import MARKER, findings, has_secret, redact, refusal, secret_kind
+from reverie.rules.secrets import (
+    MARKER,
+    OVERLAP,
+    SNAP,
+    WINDOW,
+    findings,
+    has_secret,
+    redact,
+    refusal,
+    secret_kind,
+    windows,
+)
 from tests.conftest import db_counts, ok, tree
 from tests.data.make_secrets_labelled import FORMS, SECRETS
 
@@ -172,6 +184,179 @@ def test_no_more_false_positives_than_the_aim_on_real_conversations() -> None:
         assert len(hits) / len(texts) <= DATASET_FP_AIM, hits[:3]
 
 
+# ---- credentials said in words (review finding 2) -------------------------------------------
+
+SAID_IN_WORDS = [
+    ("password=letmein", "letmein"),
+    ("passwd=letmein", "letmein"),
+    ("pass is swordfish", "swordfish"),
+    ("pw for staging is correcthorsebatterystaple", "correcthorsebatterystaple"),
+    ("We use hunter2 as the password for the staging box", "hunter2"),
+    ("Store this: hunter2 is the password for prod", "hunter2"),
+    ("The jenkins admin login is admin with password correcthorsebatterystaple", "correct"),
+    ("Login for grafana: admin / S3cr3tP@ss", "S3cr3tP@ss"),
+    ("Remember: credentials are bob and hunter2", "hunter2"),
+    ("The wifi password is the dog's name, Biscuit2019", "Biscuit2019"),
+    ("The root password, in case you forget, is 'Zebra!Moon#77'", "Zebra!Moon#77"),
+    ("mot de passe: Soleil2024", "Soleil2024"),
+    ("the password is letmein", "letmein"),
+    ("the default password is changeme, change it on first login", "changeme"),
+    ("the router password is admin", "admin"),
+    ("wget --user deploy --password Biscuit https://files.internal/x.tgz", "Biscuit"),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), SAID_IN_WORDS)
+def test_a_password_said_in_words_is_a_secret_whatever_its_characters(
+    text: str, value: str
+) -> None:
+    """Finding 2: a credential label in a relation with one concrete value is a secret,
+    plain dictionary words and known defaults included; redaction removes the value."""
+    assert secret_kind(text) == "password-assignment"
+    assert value not in redact(text) and has_secret(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is in 1Password",
+        "the password is in the vault",
+        "the password is stored in SSM",
+        "The password policy requires 12 characters",
+        "Reset your password at https://id.example.com/reset",
+        "rotate the password",
+        "the password was changed yesterday",
+        "the file is password protected",
+        "password: <password>",
+        "DB_PASSWORD=YOUR_PASSWORD",
+        "the password is 12 characters long",
+        "this is the password for prod",
+        "log in with password authentication",
+        "the boarding pass is in my wallet",
+        "The build cache key is v2-deps-9f8e7d6c",
+    ],
+)
+def test_talk_about_a_password_is_not_one(text: str) -> None:
+    """Finding 2's references and mentions, and finding 7's false positives (a URL is not
+    a password value; a versioned cache key with a short hex suffix is an identifier)."""
+    assert secret_kind(text) is None and redact(text) == text
+
+
+def test_the_flush_is_stricter_than_a_tool_call() -> None:
+    """A label beside a value-like token keeps a statement out of memory even when no
+    relation names the value (it only stays in the episode log)."""
+    text = "the staging password rotates, the new one ends in x7Q2"
+    assert secret_kind(text) is None and has_secret(text)
+    assert not has_secret("the deploy timeout for x7Q2 is 30s")
+
+
+def test_an_identifier_is_words_and_short_tags() -> None:
+    """The hex piece of a versioned name is a tag below _SHORT_TAG chars, key material at
+    it: a mutant of the constant fails here."""
+    assert secret_formats._SHORT_TAG == 12
+    assert secret_formats.identifier("v2-deps-" + "9f8e7d6c0ab")  # 11 hex chars
+    assert not secret_formats.identifier("v2-deps-" + "9f8e7d6c0abc")  # 12
+    assert not secret_formats.identifier("0f8e7d6c-9f8e-7d6c-9f8e-7d6c9f8e7d6c")  # no word
+    assert secret_kind("API_KEY=0f8e7d6c-9f8e-7d6c-9f8e-7d6c9f8e7d6c") == "token-assignment"
+
+
+async def test_passwords_said_in_turns_reach_no_file_snapshot_or_database(
+    rv: reverie.Reverie,
+) -> None:
+    """Finding 2: the review's two turns then idle put both passwords in a topic named
+    `password`, its history.jsonl, summary.md and reverie.db. Now the turn is logged with
+    the value redacted (the tool-path rules catch both), and nothing learns it."""
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        for user in (
+            "We use hunter2 as the password for the staging box",
+            "The jenkins admin login is admin with password correcthorsebatterystaple",
+        ):
+            episode = await s.turn(user=user, assistant="Understood.")
+            assert "[redacted password-assignment]" in episode.text
+        await s.pre_compact()
+        await s.idle()
+        await rv.wait_idle()
+    async with ns.session("next") as s:
+        snapshot = s.snapshot.text
+    raw = raw_store(rv.home).decode("utf-8", "replace")
+    for value in ("hunter2", "correcthorsebatterystaple"):
+        assert value not in snapshot and value not in raw
+    assert await ns.facts("password") == []
+
+
+async def test_memory_add_and_topic_save_refuse_a_password_said_in_words(
+    rv: reverie.Reverie,
+) -> None:
+    async with rv.namespace("a").session("s") as s:
+        for text, value in SAID_IN_WORDS:
+            for tool, args in (
+                ("memory", add(text)),
+                ("topic", {"action": "save", "topic": "creds", "content": text}),
+            ):
+                answer = ok(await s.call_tool(tool, args), "ERROR")
+                assert "password-assignment" in answer["error"]
+                assert value not in answer["error"]
+    assert value not in raw_store(rv.home).decode("utf-8", "replace")
+
+
+# ---- the scan's cost is bounded (review finding 3) -------------------------------------------
+
+
+def test_a_long_text_is_scanned_in_overlapping_windows() -> None:
+    """No rule or plugin sees more than WINDOW chars at once (a quadratic regex then costs
+    O(n · WINDOW), bench/secrets.py prints the time); neighbours share at least
+    OVERLAP - SNAP chars, so every span that long lies whole in one window."""
+    text = ("word " * 30 + "\n") * 200  # 30,200 chars
+    spans = list(windows(text))
+    assert len(spans) > 1 and spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert max(end - start for start, end in spans) <= WINDOW == 2000
+    shared = [a_end - b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False)]
+    assert min(shared) >= OVERLAP - SNAP == 400
+    assert all(text[end].isspace() for _, end in spans[:-1])  # cut at whitespace
+    assert list(windows("short text")) == [(0, 10)]
+
+
+@pytest.mark.parametrize("offset", range(WINDOW - 450, WINDOW + 50, 37))
+def test_a_secret_straddling_a_window_edge_is_caught_whole(offset: int) -> None:
+    key = SECRETS["github-token"](random.Random(offset))
+    line = "lorem ipsum " * 400
+    text = line[:offset] + f" token {key} " + line[offset:]
+    clean = redact(text)
+    assert key not in clean and clean.count("[redacted github-token]") == 1
+    assert secret_kind(text) == "github-token"
+
+
+@pytest.mark.parametrize("offset", range(WINDOW - 700, WINDOW + 50, 23))
+def test_a_label_and_its_value_straddling_a_window_edge_are_seen_together(offset: int) -> None:
+    """The relation "label … is value" spans words, so windows cut at whitespace must
+    still share it: the overlap holds it whole."""
+    line = "lorem ipsum " * 400
+    text = line[:offset] + " the password for the staging box is swordfish. " + line[offset:]
+    assert redact(text).count("[redacted password-assignment]") == 1
+    assert "swordfish" not in redact(text)
+
+
+def test_a_long_run_cut_by_a_window_is_redacted_whole() -> None:
+    """A run without whitespace longer than a window: a finding at its cut edge takes
+    the whole run, so no piece of it survives redaction."""
+    rng = random.Random(4)
+    run = "".join(rng.choice("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNP23456789") for _ in range(5000))
+    text = f"here: {run} thanks"
+    assert redact(text) == "here: [redacted random-token] thanks"
+
+
+def test_the_npmrc_token_is_caught_without_the_quadratic_plugin() -> None:
+    """detect-secrets' npm plugin (``//.+/:_authToken=``) is quadratic on ``x://``
+    repeats; its shape is one of our rules instead, anchored on the literal."""
+    from reverie.rules.secrets import _PLUGIN_KINDS
+
+    assert not any(name.startswith("npm.") for name in _PLUGIN_KINDS)
+    legacy = "//registry.example.com/:_authToken=0f8e7d6c-9f8e-7d6c-9f8e-7d6c9f8e7d6c"
+    assert secret_kind(legacy) == "npm-token"
+    assert secret_kind("x://" * 2_000) is None
+
+
 # ---- tool calls ------------------------------------------------------------------------------
 
 
@@ -255,6 +440,50 @@ async def test_an_error_quoting_the_input_redacts_it(
     assert key not in answer["error"] and "[redacted github-token]" in answer["error"]
     statuses = [sp.status.description or "" for sp in exporter.get_finished_spans()]
     assert statuses and not [d for d in statuses if key in d]
+
+
+async def test_telemetry_never_carries_a_secret_from_a_tool_or_action_name(
+    tmp_path: Path, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    """Finding 8: an agent-supplied tool name or action became the span name,
+    gen_ai.tool.name, reverie.tool.action and the DEBUG tool_call line. Now an unknown name
+    is recorded redacted (span name ``execute_tool unknown``); known tools keep the
+    contract span name ``execute_tool <tool>``."""
+    provider, exporter = spans
+    token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    stripe = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+    async with reverie.open(tmp_path / "h", tracer_provider=provider) as rv:
+        async with rv.namespace("a").session("s") as s:
+            with capture_logs() as logs:
+                ok(await s.call_tool(token, {}), "ERROR")
+                ok(await s.call_tool("memory", {"action": stripe}), "ERROR")
+                ok(await s.call_tool("memory", add("CI runs on Buildkite")), "ADD")
+    tool_spans = [x for x in exporter.get_finished_spans() if x.name.startswith("execute_tool")]
+    assert [x.name for x in tool_spans] == [
+        "execute_tool unknown",
+        "execute_tool memory",
+        "execute_tool memory",
+    ]
+    unknown, bad_action, good = (dict(x.attributes or {}) for x in tool_spans)
+    assert unknown["gen_ai.tool.name"] == "[redacted github-token]"
+    assert bad_action["gen_ai.tool.name"] == "memory"
+    assert bad_action["reverie.tool.action"] == "[redacted stripe-key]"
+    assert good["reverie.tool.action"] == "add" and good["reverie.memory.operation"]
+    recorded = repr([(x.name, x.attributes, x.status.description) for x in tool_spans])
+    assert token not in recorded and stripe not in recorded
+    tools = [e["tool"] for e in logs if e["event"] == "tool_call"]
+    assert tools == ["[redacted github-token]", "memory", "memory"]
+    assert token not in repr(logs) and stripe not in repr(logs)
+
+
+def test_an_agent_name_is_redacted_then_bounded() -> None:
+    from reverie.telemetry.tracing import NAME_CHARS, agent_name
+
+    key = SECRETS["github-token"](random.Random(8))
+    assert agent_name("x" * 3000 + key) == "x" * NAME_CHARS + "… (3,040 chars)"
+    assert agent_name(f"{'y' * 70} {key}").startswith("y" * NAME_CHARS + "…")
+    assert agent_name(f"use {key}") == "use [redacted github-token]"
+    assert agent_name("memroy") == "memroy"
 
 
 # ---- turns, the flush, the snapshot ------------------------------------------------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from contextlib import AsyncExitStack
 
 import anyio
 
@@ -17,7 +19,7 @@ from reverie import Config
 
 def ack(result: dict[str, object]) -> None:
     if result["decision"] != "ERROR":
-        sys.stdout.write(f"ACK {result['decision']} {result['entry_id']}\n")
+        sys.stdout.write(f"ACK {result['decision']} {result.get('entry_id')}\n")
     else:
         sys.stdout.write(f"REFUSED {result['error']!r}\n")
     sys.stdout.flush()
@@ -94,7 +96,8 @@ async def storm(home: str, worker: str) -> None:
 TURNS = (
     "The deploy timeout is 30s.",
     "The staging database is pg-stage-2.",
-    "Lesson: always drain the queue before restarting workers.",
+    # a lesson as knowledge: the user's "always drain …" is an order to act, never learned
+    "Lesson: the queue must be drained before workers restart.",
     "The backup bucket is s3://acme-backups/prod.",
 )
 
@@ -129,6 +132,35 @@ async def idle_together(home: str, worker: str, go: str) -> None:
     sys.stdout.write("DONE\n")
 
 
+async def timed(home: str, worker: str, sessions: int, calls: int, go: str) -> None:
+    """Open every session, say READY, wait for the go file, then save topic facts from all
+    sessions at once; each call is printed as ``CALL <monotonic start> <decision> <id>``."""
+    async with reverie.open(home) as rv, AsyncExitStack() as stack:
+        opened = [
+            await stack.enter_async_context(rv.namespace(f"w{worker}-s{k}").session(f"s{k}"))
+            for k in range(sessions)
+        ]
+        sys.stdout.write("READY\n")
+        sys.stdout.flush()
+        while not os.path.exists(go):  # noqa: ASYNC110 - the parent makes it
+            await anyio.sleep(0.002)
+
+        async def run(k: int, s: reverie.Session) -> None:
+            for i in range(calls):
+                content = f"worker {worker} session {k} wrote item {i}"
+                start = time.monotonic()
+                result = await s.call_tool(
+                    "topic", {"action": "save", "topic": f"t{i % 3}", "content": content}
+                )
+                decision, entry_id = result["decision"], result.get("entry_id")
+                sys.stdout.write(f"CALL {start!r} {decision} {entry_id}\n")
+
+        async with anyio.create_task_group() as tg:
+            for k, s in enumerate(opened):
+                tg.start_soon(run, k, s)
+    sys.stdout.flush()
+
+
 def main() -> None:
     mode, home, worker = sys.argv[1:4]
     if mode == "shared":
@@ -137,6 +169,9 @@ def main() -> None:
         anyio.run(storm, home, worker)
     elif mode == "flush_then_hang":
         anyio.run(flush_then_hang, home)
+    elif mode == "timed":
+        sessions, calls, go = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+        anyio.run(timed, home, worker, sessions, calls, go)
     elif mode == "idle_together":
         anyio.run(idle_together, home, worker, sys.argv[4])
     else:

@@ -25,12 +25,13 @@ from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, T
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
-from reverie.rules.injection import instruction_kind
+from reverie.rules.directives import standing_instruction
+from reverie.rules.injection import instruction_kind, turn_framing
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
 from reverie.rules.supersede import closeness, keys, same_fact, supersedes
-from reverie.stores import entries, extracts, ledger, review_state, timeline, topics
+from reverie.stores import entries, episodes, extracts, ledger, review_state, timeline, topics
 from reverie.stores.extracts import Extract
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -58,6 +59,8 @@ class Batch:
     horizons: dict[int, int]
     known: list[dict[str, Any]]
     anchors: dict[int, str]
+    framed: dict[int, str] = field(default_factory=dict)
+    """Episodes whose user turn forges framing (why): nothing of such a turn is learned."""
 
 
 @dataclass
@@ -157,7 +160,9 @@ class Flusher(Actor):
         ]
         seen = timeline.horizons(conn, (e.episode_id for e in items))
         anchors = {e.id: t for e in items if (t := self._anchor(conn, e.text))}
-        return Batch(mark, new_mark, items, seen, known, anchors)
+        said = episodes.user_texts(conn, (e.episode_id for e in items if e.speaker == "user"))
+        framed = {i: why for i, text in said.items() if (why := turn_framing(text))}
+        return Batch(mark, new_mark, items, seen, known, anchors, framed)
 
     async def _nearest_topics(self, batch: Batch) -> None:
         """With an embedding seam: a statement the rules found no topic for goes to the
@@ -262,8 +267,10 @@ class Flusher(Actor):
         return routes, []
 
     async def _route(self, batch: Batch, report: FlushReport) -> None:
-        current, replaced = latest_only(batch.items)
-        current = [e for e in current if not self._flag(e, report)]
+        # every instruction is flagged, even one a later statement restates
+        current, replaced = latest_only(
+            [e for e in batch.items if not self._flag(e, report, batch.framed)]
+        )
         report.skipped += len(replaced)
         if replaced:
             report.skipped_because["restated later in the session"] += len(replaced)
@@ -284,7 +291,7 @@ class Flusher(Actor):
         """Write one candidate, or say why not: "done", "skip" or "wait" (over budget, or a
         write that failed for a passing reason — it is tried again by the next flush)."""
         command, why = (None, "no route") if route is None else self._command(route, extract)
-        if route is not None and instruction_kind(str(route.get("content") or "")):
+        if route is not None and aimed_at_agent(str(route.get("content") or ""), extract.speaker):
             command, why = None, "rejected: the content gives the agent an instruction"
         if command is None or route is None:
             report.skipped += 1
@@ -320,15 +327,21 @@ class Flusher(Actor):
             report.refused += 1
         return "done"
 
-    def _flag(self, extract: Extract, report: FlushReport) -> bool:
+    def _flag(self, extract: Extract, report: FlushReport, framed: dict[int, str]) -> bool:
         """A statement that instructs the agent ("ignore your rules", "you are now …",
-        "include the keys") is never a memory and never shown to a model: it stays in the
-        episode log and is flagged in the ledger."""
-        kind = instruction_kind(extract.text)
+        "include the keys"; from the user, any standing order to act) is never a memory
+        and never shown to a model: it stays in the episode log and is flagged in the
+        ledger. So is every statement of a user turn that forges framing (one flag)."""
+        forged = framed.get(extract.episode_id) if extract.speaker == "user" else None
+        kind = "framing" if forged else aimed_at_agent(extract.text, extract.speaker)
         if kind is None:
             return False
         report.skipped += 1
         report.skipped_because["an instruction aimed at the agent"] += 1
+        if forged and any(
+            f["episode_id"] == extract.episode_id and f["kind"] == "framing" for f in report.flagged
+        ):
+            return True  # the turn is flagged once
         report.flagged.append(
             {
                 "reason": "injection",
@@ -339,6 +352,7 @@ class Flusher(Actor):
                 "speaker": extract.speaker,
                 "text": extract.text[:200],
             }
+            | ({"framing": forged} if forged else {})
         )
         return True
 
@@ -454,6 +468,15 @@ class Flusher(Actor):
                 )
 
         await self.s.db.write(advance)
+
+
+def aimed_at_agent(text: str, speaker: str) -> str | None:
+    """The kind of instruction to the agent ``text`` gives: any speaker's override,
+    disclosure, identity change, … and, from the user, a standing order to act."""
+    kind = instruction_kind(text)
+    if kind is None and speaker == "user":
+        kind = standing_instruction(text)
+    return kind
 
 
 def _identity_first(batch: list[Extract], routes: dict[int, dict[str, Any]]) -> list[Extract]:

@@ -9,7 +9,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from reverie.actors.context import Services
 from reverie.model.breaker import Resting
-from reverie.model.seam import Answer, Deferred, Model, Prompt
+from reverie.model.seam import Answer, Deferred, Model, Prompt, Usage
 from reverie.stores import ledger
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -79,10 +79,26 @@ async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer 
 
 async def _judge(model: Model, prompt: Prompt) -> Answer | Deferred:
     try:
-        return await model.judge(prompt)
+        answer: object = await model.judge(prompt)
     except Exception as exc:  # a model implementation that raises is still contained
         log.error("model_raised", stage=prompt.stage, error=repr(exc))
         return Deferred(f"the model raised {type(exc).__name__}", unavailable=True)
+    return _checked(answer, prompt)
+
+
+def _checked(answer: object, prompt: Prompt) -> Answer | Deferred:
+    """A host's own Model is code reverie did not write: an answer of the wrong type, or
+    data outside the schema, is a malformed answer (deferred), never a crash in a stage."""
+    if not isinstance(answer, Answer | Deferred) or not isinstance(answer.usage, Usage):
+        log.error("model_answer_malformed", stage=prompt.stage, type=type(answer).__name__)
+        return Deferred(f"the model returned {type(answer).__name__}, not an Answer or a Deferred")
+    if isinstance(answer, Answer):
+        try:
+            prompt.schema.validate(answer.data)
+        except ValueError as exc:
+            log.error("model_answer_malformed", stage=prompt.stage, error=str(exc))
+            return Deferred(f"the model's answer does not fit the schema: {exc}")
+    return answer
 
 
 def calls_per_stage(

@@ -23,7 +23,7 @@ from reverie.clock import SystemClock, iso
 from reverie.config import Config
 from reverie.doctor import diagnose
 from reverie.doctor import repair as recover
-from reverie.errors import ConfigError, HomeError, InputError, ReverieError
+from reverie.errors import ConfigError, HomeError, InputError, ReverieError, quoted
 from reverie.names import DATABASE_FILE
 from reverie.runtime import DEFAULT_NAMESPACE, Namespace, Reverie
 from reverie.stores.rekey import Rekeyed
@@ -275,27 +275,48 @@ async def _rebuilt(rv: Reverie) -> dict[str, str]:
 
 
 def _doctor_human(report: dict[str, Any]) -> None:
-    found = report.get("after") or report["diagnosis"]
-    out.print(f"database: [bold]{found['database']}[/bold] — {escape(found['detail'])}")
-    for line in found["lost"]:
-        out.print(f"  lacks: {escape(line)}")
+    """What was found, then what a repair did and what it refused, then the state after it:
+    a repair's result is never preceded by the healthy verdict it produced."""
+    _database_lines("database", report["diagnosis"])
     repaired = report.get("repaired")
     if repaired:
-        out.print(
-            f"repaired: {repaired['entries']} entries, {repaired['facts']} facts, "
-            f"{repaired['skills']} skills, {repaired['decisions']} promotion decisions "
-            f"recovered; kept aside: {', '.join(repaired['kept']) or 'nothing'}"
-        )
-        for line in repaired["skipped"]:
-            out.print(f"  skipped: {escape(line)}")
-        for line in repaired["not_recovered"]:
-            out.print(f"  not recoverable: {escape(line)}")
+        _repaired_lines(repaired)
+        _database_lines("after the repair, database", report["after"])
+    found = report.get("after") or report["diagnosis"]
     for namespace, error in (report.get("projection_failures") or {}).items():
         out.print(f"files of {namespace or 'the home'} could not be rebuilt: {escape(error)}")
     if not found["healthy"] and not repaired:
         out.print(f"run `reverie doctor --repair --home {found['home']}` to rebuild it")
     elif report["healthy"]:
         out.print("[green]healthy[/green]")
+
+
+def _database_lines(label: str, found: dict[str, Any]) -> None:
+    out.print(f"{label}: [bold]{found['database']}[/bold] — {escape(found['detail'])}")
+    for line in found["lost"]:
+        out.print(f"  lacks: {escape(line)}")
+
+
+def _repaired_lines(repaired: dict[str, Any]) -> None:
+    out.print(
+        f"repaired: {repaired['entries']} entries, {repaired['facts']} facts, "
+        f"{repaired['skills']} skills, {repaired['decisions']} promotion decisions "
+        f"recovered; kept aside: {', '.join(repaired['kept']) or 'nothing'}"
+    )
+    for line in repaired["skipped"]:
+        out.print(f"  skipped: {escape(line)}")
+    for line in repaired["not_recovered"]:
+        out.print(f"  not recoverable: {escape(line)}")
+    for refused in repaired["refused"]:
+        out.print(
+            f"  refused {escape(refused['what'])} of {escape(refused['source'])} "
+            f"{escape(quoted(refused['content'], 80))}: {escape(refused['reason'])}"
+        )
+    if repaired["refused_report"]:
+        out.print(
+            f"  {len(repaired['refused'])} refused texts (secrets redacted) are listed in "
+            f"{escape(repaired['refused_report'])}; nothing of them was imported"
+        )
 
 
 # -- show / search / restore ----------------------------------------------------------------
@@ -623,4 +644,41 @@ def audit_chain(
 
 
 def main() -> None:
-    app()
+    """Run the command; a usage error (a bad option value, an unknown option, a missing
+    argument) is one line too, and ``{"error": …}`` on stdout under ``--json``, exit 2."""
+    try:
+        code = app(standalone_mode=False)
+    except _CLICK_ERROR as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help, as click does
+            sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+            sys.exit(2)
+        try:
+            fail(_usage_message(exc), getattr(exc, "exit_code", 2), "--json" in sys.argv[1:])
+        except typer.Exit as stop:
+            sys.exit(stop.exit_code)
+    except typer.Abort:  # Ctrl-C at a prompt
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_error() -> type[Exception]:
+    """The error class typer raises for a usage error: the click package's in older typer
+    versions, typer's own vendored copy in newer ones; found from a class typer exports."""
+    for cls in typer.BadParameter.__mro__:
+        if cls.__name__ == "ClickException":
+            return cls
+    raise ImportError("typer.BadParameter no longer derives from a ClickException")
+
+
+_CLICK_ERROR = _click_error()
+
+
+def _usage_message(exc: Exception) -> str:
+    """Click's message, with where to read more for a usage error."""
+    format_message = getattr(exc, "format_message", None)
+    message = format_message() if callable(format_message) else str(exc)
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", None)
+    if path:
+        message += f" (see `{path} --help`)"
+    return str(message)

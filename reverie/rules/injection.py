@@ -19,7 +19,43 @@ Three rules, decided by the shape of the text:
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Final
+
+# -- normalisation -------------------------------------------------------------------------
+
+_STRAIGHT: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+# a word made of letters and the digits that stand in for them (1gn0re, alw4ys, Y0u)
+_LEET_WORD: Final = re.compile(
+    r"\b(?=\w*[^\W\d_]\w*[^\W\d_])(?=\w*[013457])(?:[^\W\d_]|[013457])+\b"
+)
+_LEET_I: Final = str.maketrans("013457", "oieast")
+_LEET_L: Final = str.maketrans("013457", "oleast")
+
+
+def normalised(text: str) -> str:
+    """``text`` as a reader sees it: NFKC (full-width and compatibility forms folded), with
+    no format characters (zero-width spaces, soft hyphens, bidi marks — Unicode Cf), and
+    straight quotes. Checks run on this, so hidden characters cannot split a keyword."""
+    folded = unicodedata.normalize("NFKC", text)
+    if not folded.isascii():
+        folded = "".join(c for c in folded if c.isascii() or unicodedata.category(c) != "Cf")
+    return folded.translate(_STRAIGHT)
+
+
+def _unleet(text: str, table: dict[int, int]) -> str:
+    return _LEET_WORD.sub(lambda found: found.group().translate(table), text)
+
+
+def readings(text: str) -> tuple[str, ...]:
+    """The ways a detector reads ``text``: normalised, and with digits that stand in for
+    letters in a word folded back (0→o, 1→i or l, 3→e, 4→a, 5→s, 7→t)."""
+    plain = normalised(text)
+    if not any(c in "013457" for c in plain):
+        return (plain,)
+    found = dict.fromkeys((plain, _unleet(plain, _LEET_I), _unleet(plain, _LEET_L)))
+    return tuple(found)
+
 
 # -- framing ------------------------------------------------------------------------------
 
@@ -28,10 +64,14 @@ _TAG: Final = re.compile(r"<\s*/?\s*reverie\b", re.I)
 _TEMPLATE: Final = re.compile(
     r"<\|[^|<>\n]{1,40}\|>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>|</?s>(?=\s*\[INST)", re.I
 )
-# a later line of a multi-line text that opens a section, is a separator, or opens a turn
-_HEADER_LINE: Final = re.compile(r"[\n\r\u2028\u2029\x85][ \t]{0,3}#{1,6}(?:[ \t]|$)", re.M)
-_SEPARATOR_LINE: Final = re.compile(r"(?:^|[\n\r])[ \t]*§[ \t]*(?:$|[\n\r])")
-_ROLE_LINE: Final = re.compile(rf"[\n\r\u2028\u2029\x85][ \t>*_]*{ROLES}[ \t]*:", re.I)
+# a later line of a multi-line text that opens a section (at any indentation: a host may
+# strip it), is a separator, or opens a turn; a first line that opens a section (## …)
+_HEADER_LINE: Final = re.compile(r"[\n\r\u2028\u2029\x85][ \t\f\v]*#{1,6}(?:[ \t]|$)", re.M)
+_FIRST_HEADER: Final = re.compile(r"\A[ \t]*#{2,6}(?:[ \t]|\Z)")
+_SEPARATOR_LINE: Final = re.compile(r"(?:^|[\n\r\u2028\u2029\x85])[ \t]*§[ \t]*(?:$|[\n\r])", re.M)
+_ROLE_PREFIX: Final = rf"[ \t>*_]*{ROLES}[*_]*[ \t]*:"
+_ROLE_LINE: Final = re.compile(rf"[\n\r\u2028\u2029\x85]{_ROLE_PREFIX}", re.I)
+_ANY_ROLE_LINE: Final = re.compile(rf"(?:^|[\n\r\u2028\u2029\x85]){_ROLE_PREFIX}", re.I | re.M)
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 _BREAKS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -41,19 +81,45 @@ def framing_problem(text: str, *, document: bool = False) -> str | None:
     """Why ``text`` could forge the snapshot's framing (``None``: it cannot). Its first
     line is the start of an entry, which :func:`as_data` escapes; a later line of an entry
     or a fact may not open a section, a turn or a new entry. A document (a SKILL.md body,
-    shown flattened to one line) may hold headers and role lines."""
+    shown flattened to one line) may hold headers and role lines. Checked on the
+    :func:`normalised` text: a zero-width or full-width character hides nothing."""
+    text = normalised(text)
     if _TAG.search(text):
         return "it carries a reverie tag (<reverie-…>), which frames the injected snapshot"
     if _TEMPLATE.search(text):
         return "it carries a chat-template token (such as <|im_start|> or [INST])"
     if document:
         return None
+    if _FIRST_HEADER.search(text):
+        return "it starts with a markdown section header ('## …'), which would open a section"
     if _HEADER_LINE.search(text):
         return "a line starts with a markdown header ('#'), which would open a snapshot section"
     if _SEPARATOR_LINE.search(text):
         return "a line holds only '§', the separator between entries"
     if _ROLE_LINE.search(text):
         return "a line starts with a role prefix (such as 'SYSTEM:' or 'assistant:')"
+    return None
+
+
+# a whole block as reverie writes it (a host echoing its own prompt): the extractor drops
+# it, so it is an echo, not a forgery
+_OWN_BLOCK: Final = re.compile(r"<reverie-(snapshot|report)(?: [^<>\n]*)?>.*?</reverie-\1>", re.S)
+
+
+def turn_framing(text: str) -> str | None:
+    """Why a conversation turn carries framing (``None``: it does not): a reverie tag, a
+    chat-template token, a line of its own that opens a turn (``SYSTEM:``) or is the
+    entry separator. A turn that forges framing is hostile as a whole; headers are not
+    framing here (people paste markdown), nor is a whole block reverie wrote itself."""
+    plain = _OWN_BLOCK.sub(" ", normalised(text))
+    if _TAG.search(plain):
+        return "a reverie tag (<reverie-…>)"
+    if _TEMPLATE.search(plain):
+        return "a chat-template token"
+    if _ANY_ROLE_LINE.search(plain):
+        return "a line that starts with a role prefix"
+    if _SEPARATOR_LINE.search(plain):
+        return "a line holding only the entry separator '§'"
     return None
 
 
@@ -64,9 +130,13 @@ def control_problem(text: str) -> str | None:
 
 
 # a '<' that opens something tag-like: reverie's tags, a role tag, a template token
-_OPENER: Final = re.compile(r"<(?=[/|!?A-Za-z<])")
+# (also its full-width and small forms, and with format characters hidden after it)
+_OPENER: Final = re.compile(
+    r"[<\uff1c\ufe64](?=[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*"
+    r"(?:[/|!?A-Za-z<\uff0f\uff1c\uff21-\uff3a\uff41-\uff5a]|\s+[/\uff0f]))"
+)
 _INST: Final = re.compile(r"\[(?=/?INST\])", re.I)
-_LINE_START: Final = re.compile(rf"^(?=#|[>*_ ]*{ROLES}\s*:)", re.I)
+_LINE_START: Final = re.compile(rf"^(?=[#\uff03]|[>*_ ]*{ROLES}[*_]*\s*:)", re.I)
 
 
 def as_data(text: str) -> str:
@@ -79,6 +149,18 @@ def as_data(text: str) -> str:
     flat = _OPENER.sub("&lt;", flat).replace("§", "&sect;")
     flat = _INST.sub("&#91;", flat)
     return _LINE_START.sub("\\\\", flat)
+
+
+def as_line(text: str) -> str:
+    """``text`` as an entry file (MEMORY.md, USER.md, SOUL.md) holds it: on one line, and
+    a start that could open a header, a turn or a separator — read normalised, so a
+    full-width '＃' counts — escaped with a backslash. The file stays readable and
+    splits back into its entries at the '§' lines."""
+    flat = " ".join(_BREAKS.sub(" ", text).split())
+    plain = normalised(flat).lstrip()
+    if _LINE_START.match(plain) or plain.startswith("§"):
+        return "\\" + flat
+    return flat
 
 
 # -- instructions aimed at the agent ------------------------------------------------------
@@ -107,7 +189,12 @@ _GIVEN: Final = (
     r"|owners?|admins?|operators?) (?:set|gave|wrote|made))"
     r"|(?:given|set|written) (?:to|for) you)"
 )
-_AGENT_GOV: Final = rf"(?:{_MINE}\s+(?:\w+\s+)?{_GOVERNANCE}|{_GOVERNANCE}\s+{_GIVEN})"
+# ... or its place named after it ("the rules above")
+_BEFORE: Final = r"(?:above|earlier|before(?: this)?|so far|until now|up to now|you started with)\b"
+_AGENT_GOV: Final = (
+    rf"(?:{_MINE}\s+(?:\w+\s+)?{_GOVERNANCE}|{_GOVERNANCE}\s+{_GIVEN}"
+    rf"|(?:the|all|any)\s+(?:\w+\s+)?{_GOVERNANCE}\s+{_BEFORE})"
+)
 # what came before this message in the conversation
 _CONTEXT: Final = (
     r"(?:everything|anything|all|the (?:text|messages?|conversation|context|content|words)"
@@ -120,7 +207,8 @@ _CONTEXT: Final = (
 )
 # where an imperative starts: the start, or after a clause break, with adverbs before it
 _IMPERATIVE: Final = (
-    r"(?:^|[,;:.!]\s*|\b(?:and|then|also|but|so|now|just)\s+)"
+    r"(?:^|[,;:.!]\s*|\b(?:and|then|also|but|so|now|just)\s+"
+    r"|\b(?:authori[sz]ed|permitted|allowed|cleared|entitled|licensed|free) to\s+)"
     r"(?:(?:please|kindly|always|also|now|just|simply|then|immediately|henceforth"
     r"|from now on,?|from this point (?:on|forward),?|going forward,?|in every (?:answer"
     r"|reply|response|message),?)\s+)*"
@@ -157,8 +245,13 @@ _CREDENTIAL_MOD: Final = (
 _PROTECTED: Final = (
     rf"(?:(?:{_CREDENTIAL_MOD}[\s-]+(?:\w+[\s-]+)?)(?:keys?|tokens?)"
     r"|(?:\w+\s+)?(?:passwords?|passphrases?|passwds?|credentials|secrets?|creds"
-    r"|private keys?|environment variables?|env(?:ironment)? vars?|\.env\b(?: file)?"
+    r"|private keys?|environment variables?|env(?:ironment)? vars?|\.env(?![.\w])(?: files?)?"
+    r"|seed phrases?|recovery phrases?|keychain|keystore"
     r"|connection strings?|cookies?)"
+    # files that hold credentials, by their well-known paths
+    r"|(?:~/|\$home/|/root/|/home/[\w.-]+/)?\.ssh(?:/[\w.-]+)?|\bid_(?:rsa|dsa|ecdsa|ed25519)\b"
+    r"|/etc/(?:g?shadow|passwd|sudoers)|\.aws/credentials|\.(?:netrc|pgpass|npmrc|pypirc)\b"
+    r"|\bkube ?config\b|\.kube/config|\.docker/config\.json"
     r"|(?:the |your )?(?:system (?:prompt|message|instructions?)|(?:hidden|initial|original"
     r"|confidential|secret|full|internal|developer|pre-?prompt) (?:prompts?|instructions?"
     r"|messages?)|(?:your|its) (?:own )?(?:prompts?|instructions?|directives?"
@@ -184,6 +277,23 @@ _REFUSE: Final = (
     r"|hold back|censor|filter|warn)"
     r"|(?:answer|respond to|reply to|fulfil|fulfill|comply with|do) (?:any|every|all)\w* "
     r"(?:\w+ )?(?:questions?|requests?|prompts?|things?|tasks?)[^.]*\bno matter what)"
+)
+# who could claim power over the agent, and the forms that grant it leave to act
+_AUTHORITY: Final = (
+    r"\b(?:admin|administrator|sysadmin|root|superuser|owner|operator|developer|creator|maker"
+    r"|security(?: team)?|management|manager|boss|supervisor|ceo|cto|ciso|it department"
+    r"|ops team|compliance|anthropic|openai)s?\b"
+)
+_GRANT: Final = (
+    r"(?:\b(?:authori[sz]es?|authori[sz]ed|permits?|permitted|allows?|allowed|clears?|cleared"
+    r"|empowers?|empowered|entitles?|entitled|licen[sc]es?|licen[sc]ed)\s+(?:you|the (?:assistant"
+    r"|ai|agent|bot|model))\s+to\b"
+    r"|\byou(?:'re| are| have been| were| will be| are now)? (?:now |hereby |officially |fully "
+    r"|therefore |thus |so )*(?:authori[sz]ed|permitted|allowed|cleared|entitled|empowered"
+    r"|licen[sc]ed) to\b"
+    r"|\byou (?:may|can) (?:now|hereby|from now on|henceforth)\b"
+    r"|\byou have (?:my |full |admin |root |explicit |official )*(?:permission|authori[sz]ation"
+    r"|clearance|consent|approval) to\b)"
 )
 _SECOND: Final = r"\b(?:you|you're|youre|your|u|the (?:assistant|ai|model|bot))\b"
 _CLAUSE: Final = r"[^.!?]{0,120}?"  # within one sentence
@@ -213,6 +323,9 @@ _RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"|called|named|known as) )?(?:(?-i:[A-Z])[\w-]*\b|(?:[\w-]+ ){0,3}?(?:"
             + _ROLE_NOUN
             + r"|mode)\b)"
+            r"|\b(?:you are|you're|youre) (?:(?:an?|the) )?(?:(?-i:[A-Z])[\w-]*|(?:[\w-]+ ){0,3}?"
+            + _ROLE_NOUN
+            + r") now\b"
             r"|\b(?:from now on|from this point(?: on| forward)?|henceforth|going forward"
             r"|starting now),? (?:you are|you're|you will be|you'll be|your name is)\b"
             r"|\byour new (?:name|identity|persona|personality|character) is\b"
@@ -245,26 +358,39 @@ _RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r" i (?:say|ask|tell|want|command|order)"
             r"|\bmy (?:word|commands?|orders?) (?:is|are) (?:law|final|absolute)\b"
             rf"|\b(?:obey|follow) (?:only )?my (?:commands|orders)\b"
+            # a claim of power over the agent that gives it leave to act
+            rf"|{_AUTHORITY}{_CLAUSE}{_GRANT}|{_GRANT}{_CLAUSE}{_AUTHORITY}"
+        ),
+    ),
+    (
+        "obey",
+        re.compile(
+            rf"(?:{_IMPERATIVE})(?:obey|take (?:your )?orders from|defer to"
+            r"|do (?:whatever|anything|everything|exactly what|what) (?:\w+ ){0,5}?(?:says?"
+            r"|tells? you|asks?|wants?|orders?|commands?|demands?)"
+            r"|follow (?:the |all )?(?:orders|commands|wishes) (?:of|from|given by))\b"
+            r"|\byou (?:now )?(?:answer|report|belong) (?:only )?to (?:now )?(?:(?-i:[A-Z])\w+"
+            r"|whoever|anyone|them|him|her)\b",
+            re.I,
         ),
     ),
 )
-_STRAIGHT: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
-
-
-def _prepared(text: str) -> str:
-    return " ".join(_BREAKS.sub(" ", text.translate(_STRAIGHT)).split()).lower()
+_CASED: Final = frozenset({"identity", "obey"})
 
 
 def instruction_kind(text: str) -> str | None:
     """What kind of instruction aimed at the agent ``text`` gives: ``override``,
-    ``disclosure``, ``identity``, ``unrestricted`` or ``authority``; ``None`` for a
-    statement, a preference or an instruction about the world."""
-    lowered = _prepared(text)
-    flat = " ".join(_BREAKS.sub(" ", text.translate(_STRAIGHT)).split())
-    for kind, pattern in _RULES:
-        subject = flat if kind == "identity" else lowered  # names keep their case there
-        if pattern.search(subject):
-            return kind
+    ``disclosure``, ``identity``, ``unrestricted``, ``authority`` or ``obey``; ``None``
+    for a statement, a preference or an instruction about the world. Read as
+    :func:`readings` gives it, so hidden characters and digit-for-letter spellings
+    change nothing."""
+    for reading in readings(text):
+        flat = " ".join(_BREAKS.sub(" ", reading).split())
+        lowered = flat.lower()
+        for kind, pattern in _RULES:
+            subject = flat if kind in _CASED else lowered  # names keep their case there
+            if pattern.search(subject):
+                return kind
     return None
 
 
@@ -300,7 +426,11 @@ __all__ = [
     "ROLES",
     "answer_problem",
     "as_data",
+    "as_line",
     "control_problem",
     "framing_problem",
     "instruction_kind",
+    "normalised",
+    "readings",
+    "turn_framing",
 ]

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from reverie.rules import passwords
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -77,10 +79,24 @@ def strong(value: str) -> bool:
 
 
 def token_like(value: str) -> bool:
-    """An API-key-like value: ≥ 16 chars with letters and digits, not a mention."""
-    if len(value) < 16 or _mention(value):
+    """An API-key-like value: ≥ 16 chars with letters and digits, not a mention, not a
+    name built of words and short tags (``v2-deps-9f8e7d6c``, ``build-2024-03-a8f9c2e``)."""
+    if len(value) < 16 or _mention(value) or identifier(value):
         return False
     return any(c.isalpha() for c in value) and any(c.isdigit() for c in value)
+
+
+_NAME_PIECE = re.compile(r"[a-z]{3,}")
+_SHORT_TAG = 12  # a hex or version piece shorter than this is a tag, not key material
+
+
+def identifier(value: str) -> bool:
+    """A name joined from pieces (``-``, ``_``, ``.``, ``:``, ``/``) with a lower-case word
+    among them and no piece of key length: a cache key, a build or image tag."""
+    pieces = [p for p in re.split(r"[-_.:/]", value) if p]
+    if len(pieces) < 2 or not any(_NAME_PIECE.fullmatch(p) for p in pieces):
+        return False
+    return all(len(p) < _SHORT_TAG for p in pieces if not p.isalpha())
 
 
 def decodes_to_pair(value: str) -> bool:
@@ -116,8 +132,7 @@ def random_looking(token: str) -> bool:
 
 _SEP = r"[\"'\]]?\s*(?:is|was|are|to|=|:=|=>|->|:|>)\s*[\"'`]?"
 _QUALIFIER = r"(?:\s+(?:for|of|on|to|at)(?:\s+[\w.@/-]+){1,4}?)?"
-_VALUE = r"(?P<v>[^\s\"'`,;<]+)"
-_PASSWORD = r"(?:password|passwd|passphrase|pass|pwd|pw|(?-i:[A-Z]{2,}(?:PASSWORD|PASS|PWD)))"
+_VALUE = r"(?P<v>[^\s\"'`,;<]{1,256})"  # bounded: a long run costs one bounded try
 _TOKEN_LABEL = (
     r"(?:api[_ -]?key|apikey|api[_ -]?token|access[_ -]?key(?:[_ -]?id)?|secret[_ -]?"
     r"(?:access[_ -]?)?key|client[_ -]?secret|app[_ -]?secret|auth[_ -]?token|access[_ -]?"
@@ -147,7 +162,6 @@ def _rule(
     return _Rule(kind, rank, tuple(needs.split()), re.compile(pattern, re.S), check)
 
 
-_PASSWORDISH = "pass pw"
 _TOKENISH = "key token secret cred"
 _RULES: Final = (
     _rule("aws-access-key", RANK_FORMAT, "akia asia abia acca a3t", rf"\b{AWS_KEY_ID.pattern}\b"),
@@ -189,20 +203,21 @@ _RULES: Final = (
     _rule("stripe-key", RANK_FORMAT, "k_live_ k_test_", r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}"),
     _rule("huggingface-token", RANK_FORMAT, "hf_", r"\bhf_[A-Za-z0-9]{30,}\b"),
     _rule("npm-token", RANK_FORMAT, "npm_", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    _rule("jwt", RANK_FORMAT, "eyj", r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"),
+    # detect-secrets' npm plugin (``//.+/:_authToken=``) is quadratic on a line of ``//``
+    # repeats, so its .npmrc shape is matched here, anchored on the literal
     _rule(
-        "private-key",
+        "npm-token",
         RANK_FORMAT,
-        "-----begin",
-        r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:.*?-----END (?P=label)PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+        "_authtoken",
+        r"/:_authToken=\s*(?P<v>npm_[A-Za-z0-9]{36}|[A-Fa-f0-9-]{36})(?![\w-])",
     ),
+    _rule("jwt", RANK_FORMAT, "eyj", r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"),
     _rule(
         "connection-string",
         RANK_SHAPE,
         "://",
         r"://[^\s/:@]*:(?P<v>[^\s/@]+)@[\w.\[-]",
-        credential,
+        lambda v: credential(v) or passwords.plain_value(v),
     ),
     _rule(
         "bearer-token",
@@ -223,7 +238,7 @@ _RULES: Final = (
         RANK_SHAPE,
         "-u --user",
         r"(?:^|\s)(?:-u|--user)\s+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)",
-        credential,
+        lambda v: credential(v) or passwords.plain_value(v),
     ),
     _rule(
         "access-code",
@@ -260,23 +275,9 @@ _RULES: Final = (
     _rule(
         "password-assignment",
         RANK_LABEL,
-        _PASSWORDISH,
-        _LABEL_START + _PASSWORD + _LABEL_END + _QUALIFIER + _SEP + _VALUE,
-        credential,
-    ),
-    _rule(
-        "password-assignment",
-        RANK_LABEL,
-        _PASSWORDISH,
-        _LABEL_START + r"(?:password|passwd|pw)\b)" + r"\s+" + _VALUE,
-        lambda v: credential(v) and any(c.isdigit() for c in v) and any(c.isalpha() for c in v),
-    ),
-    _rule(
-        "password-assignment",
-        RANK_LABEL,
         "mysql",
-        r"\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?P<v>[^\s\"']+)",
-        credential,
+        r"\bmysql(?:dump|admin)?\b[^\n]{0,200}?\s-p(?P<v>[^\s\"']+)",
+        lambda v: credential(v) or passwords.plain_value(v),
     ),
     _rule(
         "token-assignment",
@@ -287,15 +288,12 @@ _RULES: Final = (
     ),
 )
 
-# every word a rule needs, longest first (a word found holds the shorter needs inside it)
-_NEEDS: Final = re.compile(
-    "|".join(
-        re.escape(w) for w in sorted({w for r in _RULES for w in r.needs}, key=len, reverse=True)
-    )
-)
+# every word a rule needs: a substring test each (C speed, no regex over the text)
+_NEEDS: Final = frozenset(w for r in _RULES for w in r.needs)
 
 # ---- bare random tokens ------------------------------------------------------------------
 
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
 _RUN = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/_-]{20,}={0,2}")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+")
 _PUBLIC_PEM = re.compile(
@@ -312,6 +310,32 @@ _HASH_PREFIX = re.compile(r"sha\d+[-:]|md5[-:]", re.I)
 _IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0")  # png jpeg gif webp pdf
 
 
+_PRIVATE_PEM = re.compile(
+    r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.*?-----END (?P=label)PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+    re.S,
+)
+
+
+def pem_blocks(text: str) -> tuple[list[Finding], str]:
+    """Private key blocks (an unterminated one runs to the end), and the text with every
+    PEM block, private or public, blanked: a block spans lines and windows, and a public
+    one (a certificate) is random by construction but never a secret."""
+    if "-----BEGIN " not in text:
+        return [], text
+    found, pieces, at = [], [], 0
+    blocks = [(m.span(), True) for m in _PRIVATE_PEM.finditer(text)]
+    blocks += [(m.span(), False) for m in _PUBLIC_PEM.finditer(text)]
+    for (start, end), private in sorted(blocks):
+        if start < at:
+            continue
+        if private:
+            found.append(Finding(start, end, "private-key", RANK_FORMAT))
+        pieces += [text[at:start], re.sub(r"[^\n]", " ", text[start:end])]
+        at = end
+    return found, "".join([*pieces, text[at:]])
+
+
 def _random_tokens(text: str) -> Iterator[Finding]:
     """Bare random-looking tokens outside URLs, public PEM blocks, public keys, hashes and
     base64 file contents."""
@@ -323,20 +347,21 @@ def _random_tokens(text: str) -> Iterator[Finding]:
             continue
         if _HASH_PREFIX.match(token) or _PUBLIC_BEFORE.search(text, max(0, start - 40), start):
             continue
-        runs = re.findall(r"[A-Za-z0-9]+", token)
-        if any(random_looking(run) for run in runs) or (
+        runs = _ALNUM.findall(token)
+        if any(random_looking(run) for run in runs if len(run) >= 20) or (
             ("+" in token or "/" in token) and random_looking("".join(runs))
         ):
             yield Finding(start, hit.end(), "random-token", RANK_RANDOM)
 
 
-def own(text: str) -> Iterator[Finding]:
+def own(text: str, token: bool | None = None) -> Iterator[Finding]:
     """Every span our rules find (overlaps included; the caller merges them). A rule runs
     only when the text holds one of the words it needs: most text holds none, and the
-    check costs a tenth of the rules."""
-    present = set(_NEEDS.findall(text.lower()))
+    check costs a tenth of the rules. ``token``: :func:`tokenish`, when already known."""
+    low = text.lower()
+    present = {need for need in _NEEDS if need in low}
     for rule in _RULES if present else ():
-        if not any(need in word for word in present for need in rule.needs):
+        if present.isdisjoint(rule.needs):
             continue
         for hit in rule.pattern.finditer(text):
             group = "v" if "v" in rule.pattern.groupindex else 0
@@ -345,7 +370,10 @@ def own(text: str) -> Iterator[Finding]:
                 end -= 1
             if rule.check is None or rule.check(text[start:end]):
                 yield Finding(start, end, rule.kind, rule.rank)
-    if tokenish(text):
+    if passwords.GATE.search(low):
+        for start, end in passwords.said(text):
+            yield Finding(start, end, "password-assignment", RANK_LABEL)
+    if tokenish(text) if token is None else token:
         yield from _random_tokens(text)
 
 
@@ -355,6 +383,7 @@ _LONG = re.compile(r"\S{12,}")
 def tokenish(text: str) -> bool:
     """Whether the text has a long run holding a digit or a case change: every token
     format (ours and detect-secrets') and every random token is one."""
-    return any(
-        any(c.isdigit() for c in run) or not run[1:].islower() for run in _LONG.findall(text)
-    )
+    return any(_DIGIT.search(run) or not run[1:].islower() for run in _LONG.findall(text))
+
+
+_DIGIT = re.compile(r"\d")

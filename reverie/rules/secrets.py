@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any, Final
 
 from reverie.errors import quoted
+from reverie.rules import passwords
 from reverie.rules import secret_formats as formats
 from reverie.rules.secret_formats import Finding
 
@@ -29,12 +30,21 @@ MARKER: Final = re.compile(r"\[redacted [a-z0-9-]+\]")
 QUOTE_CHARS: Final = 160  # of a refused call, redacted: with the reason, under ~200 chars
 
 
+WINDOW: Final = 2000  # the most text one rule or plugin sees at once: a quadratic regex
+# (detect-secrets' URL and npm plugins on ``x://`` repeats) then costs O(n · WINDOW)
+OVERLAP: Final = 600  # shared by neighbouring windows
+SNAP: Final = 200  # a cut moves back (a start forward) to whitespace within this many chars
+# so every span up to OVERLAP - SNAP = 400 chars (any token format, any label and its
+# value) lies whole in one window; a longer run cut without whitespace is extended below
+
+
 def findings(text: str) -> list[Finding]:
-    """Every secret span of a text, overlapping ones merged, in text order."""
-    found = list(formats.own(text))
-    low = text.lower()
-    if formats.tokenish(text) or any(w in low for w in ("://", "begin", "putty")):
-        found += _plugin_findings(text)
+    """Every secret span of a text, overlapping ones merged, in text order. PEM blocks
+    are found on the whole text; everything else window by window (:func:`windows`)."""
+    found, masked = formats.pem_blocks(text)
+    for start, end in windows(masked):
+        for item in _scan(masked[start:end]):
+            found.append(_widened(text, item, start, end))
     found.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
     for item in found:
@@ -45,6 +55,43 @@ def findings(text: str) -> list[Finding]:
         best = last if last.rank <= item.rank else item
         merged[-1] = Finding(last.start, max(last.end, item.end), best.kind, best.rank)
     return merged
+
+
+def windows(text: str) -> Iterator[tuple[int, int]]:
+    """Overlapping ``(start, end)`` windows of at most :data:`WINDOW` chars covering the
+    text, cut at whitespace where there is some near the limit."""
+    size, start = len(text), 0
+    while True:
+        end = min(start + WINDOW, size)
+        if end < size:
+            cut = max(text.rfind(c, end - SNAP, end) for c in " \n\t")
+            end = cut if cut > start else end
+        yield start, end
+        if end >= size:
+            return
+        nxt = end - OVERLAP
+        spaces = [i for i in (text.find(c, nxt, nxt + SNAP) for c in " \n\t") if i != -1]
+        start = min(spaces) if spaces else nxt
+
+
+def _widened(text: str, item: Finding, start: int, end: int) -> Finding:
+    """A window's finding in text offsets; one cut by a window edge inside a run without
+    whitespace takes the whole run (so no piece of a long token escapes redaction)."""
+    first, last = item.start + start, item.end + start
+    if item.end == end - start and end < len(text) and not text[end].isspace():
+        last = end + len(text[end:].split(None, 1)[0])
+    if item.start == 0 and start > 0 and not text[start - 1].isspace():
+        first = max(text.rfind(c, 0, start) for c in " \n\t\r") + 1
+    return Finding(first, last, item.kind, item.rank)
+
+
+
+def _scan(window: str) -> list[Finding]:
+    token = formats.tokenish(window)
+    found = list(formats.own(window, token))
+    if token or any(w in window for w in ("://", "BEGIN", "PuTTY")):
+        found += _plugin_findings(window)
+    return found
 
 
 def secret_kind(text: str) -> str | None:
@@ -63,9 +110,12 @@ def redact(text: str) -> str:
 
 
 def has_secret(text: str) -> bool:
-    """Whether a text carries a credential, or the marker of one already redacted: either
-    way, the sentence is about a secret and never becomes a fact."""
-    return MARKER.search(text) is not None or secret_kind(text) is not None
+    """The flush's test, stricter than a tool call's: a credential, the marker of one
+    already redacted, or a credential label beside any value-like token. A statement it
+    keeps out only stays in the episode log, so doubt counts as a secret here."""
+    if MARKER.search(text) is not None or secret_kind(text) is not None:
+        return True
+    return passwords.near_credential(text)
 
 
 def refusal(kind: str, field: str, text: str) -> str:
@@ -96,7 +146,6 @@ _PLUGIN_KINDS: Final = {
     "ibm_cos_hmac.IbmCosHmacDetector": "ibm-cos-key",
     "jwt.JwtTokenDetector": "jwt",
     "mailchimp.MailchimpDetector": "mailchimp-key",
-    "npm.NpmDetector": "npm-token",
     "openai.OpenAIDetector": "openai-key",
     "private_key.PrivateKeyDetector": "private-key",
     "pypi_token.PypiTokenDetector": "pypi-token",
@@ -107,6 +156,49 @@ _PLUGIN_KINDS: Final = {
     "stripe.StripeDetector": "stripe-key",
     "telegram_token.TelegramBotTokenDetector": "telegram-token",
     "twilio.TwilioKeyDetector": "twilio-key",
+}
+# what a window must hold (lower-cased) for a plugin to run: a literal of its regex
+_PLUGIN_NEEDS: Final = {
+    "aws-access-key": ("akia", "asia", "abia", "acca", "a3t", "aws"),
+    "artifactory-token": ("AKC", *(f"AP{c}" for c in "0123456789ABCDEF")),
+    "azure-storage-key": ("accountkey",),
+    "connection-string": ("://",),
+    "cloudant-key": tuple(
+        f"{head}{sep}{tail}"
+        for head in ("cl", "clou")
+        for sep in ("", "_", "-")
+        for tail in ("api", "key", "pw", "pass", "token")
+    )
+    + ("cloudant",),
+    "discord-token": (".",),
+    "github-token": ("gh",),
+    "gitlab-token": ("gl", "gr1348941"),
+    "ibm-cloud-key": ("key", "pwd", "pass", "token"),
+    "ibm-cos-key": ("secret",),
+    "jwt": ("eyj",),
+    "mailchimp-key": ("-us",),
+    "openai-key": ("t3blbkfj",),
+    "private-key": ("begin", "putty"),
+    "pypi-token": ("pypi-",),
+    "sendgrid-key": ("sg.",),
+    "slack-token": ("xox", "hooks.slack"),
+    "softlayer-key": ("softlayer", "sl"),
+    "square-key": ("sq0csp",),
+    "stripe-key": ("k_live_",),
+    "telegram-token": (":",),
+    "twilio-key": ("AC", "SK"),
+}
+# the shortest run without whitespace a plugin's value can be: most windows have none
+_PLUGIN_RUN: Final = {
+    "artifactory-token": 11,
+    "cloudant-key": 24,
+    "discord-token": 59,
+    "ibm-cloud-key": 44,
+    "ibm-cos-key": 48,
+    "mailchimp-key": 36,
+    "softlayer-key": 64,
+    "telegram-token": 44,
+    "twilio-key": 34,
 }
 # a value the plugin's own regex captures loosely is checked like ours
 _PLUGIN_CHECKS: Final[dict[str, Callable[[str], bool]]] = {
@@ -137,10 +229,11 @@ def _plugin_spans(plugin: Any, text: str) -> Iterator[tuple[int, int]]:
     regex with one group, only that group — for the GitHub plugin the ``ghp`` prefix), so
     its patterns are run here: the span is the last group when it is the value, else the
     whole match. A plugin with its own validation (JWT) is asked for values instead."""
-    if "analyze_string" in type(plugin).__dict__:
-        for value in set(plugin.analyze_string(text)):
-            for hit in re.finditer(re.escape(value), text):
-                yield hit.span()
+    if "analyze_string" in type(plugin).__dict__:  # JWT: its regex backtracks on "eyJ"
+        for candidate in _JWT_CANDIDATE.finditer(text):  # repeats, so it sees candidates
+            for value in set(plugin.analyze_string(candidate.group())):
+                for hit in re.finditer(re.escape(value), candidate.group()):
+                    yield candidate.start() + hit.start(), candidate.start() + hit.end()
         return
     for pattern in plugin.denylist:
         for hit in pattern.finditer(text):
@@ -152,7 +245,13 @@ def _plugin_spans(plugin: Any, text: str) -> Iterator[tuple[int, int]]:
 
 
 def _plugin_findings(text: str) -> Iterator[Finding]:
+    low, longest = text.lower(), max(map(len, text.split()), default=0)
     for kind, plugin in _plugins():
+        needs = _PLUGIN_NEEDS[kind]
+        if longest < _PLUGIN_RUN.get(kind, 8) or not any(
+            need in (low if need.islower() else text) for need in needs
+        ):
+            continue
         for start, end in _plugin_spans(plugin, text):
             while start < end and text[start] in _EDGE:
                 start += 1
@@ -166,6 +265,7 @@ def _plugin_findings(text: str) -> Iterator[Finding]:
 
 
 _EDGE: Final = " \t\r\n\"':="
+_JWT_CANDIDATE: Final = re.compile(r"(?<![\w=-])eyJ[\w=-]*\.[\w=.+/-]*")
 
 
 def _refine(kind: str, value: str) -> str:

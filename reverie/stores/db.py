@@ -6,15 +6,17 @@ in one hop to a worker thread: its checks and inserts are a handful of statement
 paying a thread hop per statement (aiosqlite's model) cost 2–3x the write throughput
 (see BENCHMARKS.md). Writes that queue up behind a commit are committed together, each in
 its own savepoint (group commit). Writes of this process are serialised by a lock; across processes,
-``BEGIN IMMEDIATE`` takes SQLite's write lock up front and the busy timeout waits for it,
-so a check-then-insert inside one transaction cannot race. Reads use a second connection
-and a read transaction, so they see one consistent committed state and never wait for a
-write of this process.
+``BEGIN IMMEDIATE`` takes SQLite's write lock up front, so a check-then-insert inside one
+transaction cannot race, and writers wait for it in a queue on ``reverie.db.lock``
+(:mod:`reverie.stores.turns`: close to arrival order, bounded by the busy timeout). Reads
+use a second connection and a read transaction, so they see one consistent committed state
+and never wait for a write (nor for a turn).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ import anyio.to_thread
 from reverie.config import StoreConfig
 from reverie.errors import ClosedError, HomeError, StoreError, map_store_errors
 from reverie.stores.schema import MIGRATIONS
+from reverie.stores.turns import Turns
 
 T = TypeVar("T")
 Row = sqlite3.Row
@@ -35,8 +38,15 @@ MAX_GROUP = 64  # writes committed together at most
 class Database:
     """reverie.db: the source of truth for one home."""
 
-    def __init__(self, path: Path, writer: sqlite3.Connection, reader: sqlite3.Connection) -> None:
+    def __init__(
+        self,
+        path: Path,
+        writer: sqlite3.Connection,
+        reader: sqlite3.Connection,
+        turns: Turns | None = None,
+    ) -> None:
         self.path = path
+        self._turns = turns
         self._writer: sqlite3.Connection | None = writer
         self._reader: sqlite3.Connection | None = reader
         self._write_lock = anyio.Lock()
@@ -54,6 +64,8 @@ class Database:
         0 bytes, or empty), ``refuse_new`` may name a reason not to create one: then
         :class:`HomeError` is raised, nothing is created, and no descriptor stays open."""
 
+        turns = _turns(path, settings)
+
         def connect() -> tuple[sqlite3.Connection, sqlite3.Connection]:
             if refuse_new is not None and _absent(path):
                 _refuse(refuse_new)
@@ -61,7 +73,7 @@ class Database:
             with map_store_errors():
                 writer = _connect(path, settings)
                 try:
-                    _transaction(writer, lambda conn: _migrate(conn, refuse_new))
+                    _transaction(writer, lambda conn: _migrate(conn, refuse_new), turns=turns)
                     reader = _connect(path, settings)
                 except BaseException:
                     writer.close()
@@ -69,7 +81,7 @@ class Database:
                 return writer, reader
 
         writer, reader = await anyio.to_thread.run_sync(connect)
-        return cls(path, writer, reader)
+        return cls(path, writer, reader, turns)
 
     async def close(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -120,7 +132,7 @@ class Database:
         with anyio.CancelScope(shield=True):
             try:
                 conn = self._open(self._writer)
-                await anyio.to_thread.run_sync(_group, conn, group)
+                await anyio.to_thread.run_sync(_group, conn, group, self._turns)
             except BaseException as exc:
                 for job in group:
                     job.error = job.error or exc
@@ -179,6 +191,33 @@ def _connect(path: Path, settings: StoreConfig) -> sqlite3.Connection:
     return conn
 
 
+def _turns(path: Path, settings: StoreConfig) -> Turns | None:
+    """The home's writers' queue, unless ``fair_wait`` is off (SQLite's backoff alone)."""
+    if not settings.fair_wait:
+        return None
+    return Turns(path.with_name(path.name + ".lock"), settings.busy_timeout_ms)
+
+
+def _in_turn(conn: sqlite3.Connection, turns: Turns | None, work: Callable[[], T]) -> T:
+    """Run one ``BEGIN IMMEDIATE … COMMIT`` holding the home's write turn; SQLite's busy
+    timeout gets what is left of the wait, so StoreBusy still comes after the timeout."""
+    if turns is None:
+        return work()
+    started = time.monotonic()
+
+    def turn(waited: bool) -> T:
+        waited_ms = int((time.monotonic() - started) * 1000) if waited else 0
+        if waited_ms == 0:
+            return work()
+        conn.execute(f"PRAGMA busy_timeout = {max(1, turns.timeout_ms - waited_ms)}")
+        try:
+            return work()
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {turns.timeout_ms}")
+
+    return turns.run(turn)
+
+
 def _absent(path: Path) -> bool:
     """No database there yet: no file, or an empty one (SQLite would make it new)."""
     try:
@@ -197,8 +236,9 @@ def _transaction(
     conn: sqlite3.Connection,
     body: Callable[[sqlite3.Connection], T],
     then: Callable[[sqlite3.Connection, T], None] | None = None,
+    turns: Turns | None = None,
 ) -> T:
-    with map_store_errors():
+    def whole() -> T:
         conn.execute("BEGIN IMMEDIATE")
         try:
             result = body(conn)
@@ -207,6 +247,10 @@ def _transaction(
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        return result
+
+    with map_store_errors():
+        result = _in_turn(conn, turns, whole)
     if then is not None:
         then(conn, result)
     return result
@@ -224,41 +268,46 @@ class _Job:
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
-def _group(conn: sqlite3.Connection, group: list[_Job]) -> None:
+def _group(conn: sqlite3.Connection, group: list[_Job], turns: Turns | None) -> None:
     """Run queued writes in one transaction, each in a savepoint, then their projections.
     Raises (failing every write of the group) when the transaction itself is lost."""
     if len(group) == 1:  # alone: a plain transaction, no savepoint to pay for
         job = group[0]
         try:
-            job.result = _transaction(conn, job.body, job.then)
+            job.result = _transaction(conn, job.body, job.then, turns)
         except Exception as exc:
             job.error = exc
         return
     with map_store_errors():
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for job in group:
-                conn.execute("SAVEPOINT write")
-                try:
-                    with map_store_errors():
-                        job.result = job.body(conn)
-                except Exception as exc:
-                    if not conn.in_transaction:
-                        raise  # SQLite rolled the whole transaction back (disk full …)
-                    conn.execute("ROLLBACK TO write")
-                    job.error = exc
-                conn.execute("RELEASE write")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        _in_turn(conn, turns, lambda: _savepoints(conn, group))
     for job in group:
         if job.error is None and job.then is not None:
             try:
                 job.then(conn, job.result)
             except Exception as exc:  # committed: the caller hears of it, the others do not
                 job.error = exc
+
+
+def _savepoints(conn: sqlite3.Connection, group: list[_Job]) -> None:
+    """One transaction, each write of the group in its own savepoint."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for job in group:
+            conn.execute("SAVEPOINT write")
+            try:
+                with map_store_errors():
+                    job.result = job.body(conn)
+            except Exception as exc:
+                if not conn.in_transaction:
+                    raise  # SQLite rolled the whole transaction back (disk full …)
+                conn.execute("ROLLBACK TO write")
+                job.error = exc
+            conn.execute("RELEASE write")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _snapshot(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import Episode
@@ -41,3 +42,19 @@ def since(conn: sqlite3.Connection, namespace: str, after_id: int) -> list[Episo
             (namespace, after_id),
         )
     ]
+
+
+def user_texts(conn: sqlite3.Connection, episode_ids: Iterable[int]) -> dict[int, str]:
+    """What the user said in each of these episodes (the flush checks a turn as a whole)."""
+    wanted = sorted(set(episode_ids))
+    found: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in fetchall(
+            conn,
+            f"SELECT id, user_text FROM episodes WHERE id IN ({marks}) AND user_text IS NOT NULL",
+            tuple(chunk),
+        ):
+            found[int(row[0])] = str(row[1])
+    return found

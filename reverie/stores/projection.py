@@ -15,15 +15,16 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
 from reverie.errors import HomeError
+from reverie.rules.injection import as_line
 from reverie.stores import entries, skills, summaries, topics
-from reverie.stores.records import Fact, Skill
+from reverie.stores.records import ENTRY_SEPARATOR, Entry, Fact, Skill
 
 T = TypeVar("T")
 FILES = {"memory": "MEMORY.md", "user": "USER.md", "soul": "SOUL.md"}
@@ -70,6 +71,13 @@ def history_events(facts: Iterable[Fact]) -> list[dict[str, Any]]:
     return sorted(events, key=lambda e: (e["at"], e["event"] != "add"))
 
 
+def entry_file_text(live: list[Entry]) -> str:
+    """MEMORY.md / USER.md / SOUL.md: one line per entry (``as_line``: no content line
+    can open a header, a turn or a separator), entries between '§' lines."""
+    block = ENTRY_SEPARATOR.join(replace(e, content=as_line(e.content)).rendered for e in live)
+    return block + "\n" if block else ""
+
+
 def skill_markdown(skill: Skill) -> str:
     front = {
         "name": skill.name,
@@ -108,8 +116,7 @@ class Projector:
         path = self.entry_file(namespace, target)
 
         def write() -> None:
-            block = entries.render(entries.live(conn, namespace, target))
-            atomic_write(path, block + "\n" if block else "")
+            atomic_write(path, entry_file_text(entries.live(conn, namespace, target)))
 
         self._flocked(write)
 
@@ -132,20 +139,22 @@ class Projector:
 
     def append_log(self, namespace: str, name: str, records: list[dict[str, Any]]) -> None:
         """Append records to one of the jsonl log family (distill, promotions, conflicts,
-        curator) under ``logs/wiki/``."""
+        curator) under ``logs/wiki/``, then sync them to disk. The sync (milliseconds for a
+        new file) runs after the home's projection lock is released: holding it there
+        stalled every other projection, and the database commits waiting on them."""
         if not records:
             return
         path = self.log_file(namespace, name)
         lines = "".join(_line(r) for r in records)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
 
-        def append() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "a", encoding="utf-8") as handle:
+            def append() -> None:
                 handle.write(lines)
                 handle.flush()
-                os.fsync(handle.fileno())
 
-        self._flocked(append)
+            self._flocked(append)
+            os.fsync(handle.fileno())
 
     def write_summary(self, namespace: str, topic: str, summary: str) -> None:
         path = self.summary_file(namespace, topic)
@@ -259,8 +268,7 @@ class Projector:
     def _rebuild_namespace(self, conn: sqlite3.Connection, namespace: str) -> list[str]:
         rebuilt: list[str] = []
         for target in FILES:
-            block = entries.render(entries.live(conn, namespace, target))
-            text = block + "\n" if block else ""
+            text = entry_file_text(entries.live(conn, namespace, target))
             path = self.entry_file(namespace, target)
             if (text or path.exists()) and _read(path) != text:
                 atomic_write(path, text)

@@ -265,6 +265,44 @@ def related(conn: sqlite3.Connection, namespace: str, text: str, limit: int) -> 
     return _facts_in(conn, parts, params)
 
 
+def every_live(conn: sqlite3.Connection, namespace: str, limit: int) -> list[Fact] | None:
+    """Every live fact of the namespace, oldest first, when it holds at most ``limit``;
+    None when it holds more. The search index spans every namespace of the home, so a
+    search costs all of the home's matches; a small namespace is cheaper read whole."""
+    rows = fetchall(
+        conn,
+        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND invalid_at IS NULL"
+        " ORDER BY created_at, rowid LIMIT ?",
+        (namespace, limit + 1),
+    )
+    return None if len(rows) > limit else [_fact(row) for row in rows]
+
+
+def every_superseded(
+    conn: sqlite3.Connection, namespace: str, limit: int
+) -> list[tuple[Fact, Fact]] | None:
+    """Every superseded fact of the namespace with its chain's live head (as
+    :func:`superseded_with` pairs them), when it holds at most ``limit``; else None."""
+    rows = fetchall(
+        conn,
+        f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND invalid_at IS NOT NULL"
+        " ORDER BY created_at, rowid LIMIT ?",
+        (namespace, limit + 1),
+    )
+    if len(rows) > limit:
+        return None
+    return [(old, head) for old in map(_fact, rows) if (head := _live_head(conn, old)) is not None]
+
+
+def _live_head(conn: sqlite3.Connection, old: Fact) -> Fact | None:
+    row = fetchone(
+        conn,
+        f"SELECT {_COLUMNS} FROM facts WHERE chain_id = ? AND invalid_at IS NULL",
+        (old.chain_id,),
+    )
+    return None if row is None else _fact(row)
+
+
 def superseded_with(
     conn: sqlite3.Connection, namespace: str, value_terms: list[str], limit: int
 ) -> list[tuple[Fact, Fact]]:
@@ -280,16 +318,7 @@ def superseded_with(
         " ORDER BY bm25(search_superseded) LIMIT ?)",
         (expression, namespace, limit),
     )
-    out = []
-    for old in (_fact(row) for row in rows):
-        head = fetchone(
-            conn,
-            f"SELECT {_COLUMNS} FROM facts WHERE chain_id = ? AND invalid_at IS NULL",
-            (old.chain_id,),
-        )
-        if head is not None:
-            out.append((old, _fact(head)))
-    return out
+    return [(old, head) for old in map(_fact, rows) if (head := _live_head(conn, old)) is not None]
 
 
 def newest(conn: sqlite3.Connection, namespace: str, topic: str, limit: int) -> list[str]:

@@ -21,6 +21,12 @@ def debug_wanted(name: str) -> bool:
     return structlog.is_configured() or logging.getLogger(name).isEnabledFor(logging.DEBUG)
 
 
+def info_wanted(name: str) -> bool:
+    """Like :func:`debug_wanted`, at INFO: per-namespace events of a review round (one per
+    stage of each of thousands of namespaces) are rendered only when someone listens."""
+    return structlog.is_configured() or logging.getLogger(name).isEnabledFor(logging.INFO)
+
+
 def get_logger(name: str) -> Any:
     """A structlog logger writing to the stdlib logger ``name`` (under ``reverie``)."""
     return structlog.wrap_logger(logging.getLogger(name))

@@ -7,12 +7,11 @@ Where the OpenTelemetry GenAI conventions define a name (``gen_ai.operation.name
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from opentelemetry import trace
 
 import reverie
-from reverie.errors import bounded
 
 NAME_CHARS = 64  # a tool or action name on a span, at most
 
@@ -33,18 +32,49 @@ def tracer(provider: trace.TracerProvider | None) -> trace.Tracer:
     return source.get_tracer("reverie", reverie.__version__)
 
 
-def tool_attributes(namespace: str, tool: str, action: str | None) -> dict[str, Any]:
-    """A tool call's span attributes; the agent's tool and action names are cut to
-    :data:`NAME_CHARS`, so a hostile argument never becomes a megabyte attribute."""
+KNOWN_TOOLS: Final = {
+    "memory": frozenset({"add", "replace", "remove", "reinforce"}),
+    "topic": frozenset({"save", "read", "list"}),
+    "skill_manage": frozenset({"create", "patch"}),
+}
+UNKNOWN_TOOL: Final = "unknown"
+_SCANNED_CHARS: Final = 2_000  # of an agent's name, scanned for secrets before it is cut
+
+
+def agent_name(value: object) -> str:
+    """An agent-supplied tool or action name as telemetry records it: any secret in it
+    replaced by its marker, then cut to :data:`NAME_CHARS` (an agent may put anything
+    there, a pasted token included)."""
+    from reverie.rules.secrets import redact  # the scanner loads its plugins on first use
+
+    text = str(value)
+    clean = redact(text[:_SCANNED_CHARS])
+    if len(text) <= _SCANNED_CHARS and len(clean) <= NAME_CHARS:
+        return clean
+    return f"{clean[:NAME_CHARS]}… ({len(text):,} chars)"
+
+
+def span_tool(tool: object) -> str:
+    """The tool as a span name carries it: a known tool's name, else ``unknown`` (the
+    agent's text goes, redacted, into ``gen_ai.tool.name`` only)."""
+    return tool if isinstance(tool, str) and tool in KNOWN_TOOLS else UNKNOWN_TOOL
+
+
+def tool_attributes(namespace: str, tool: object, action: object) -> dict[str, Any]:
+    """A tool call's span attributes; an unknown tool or action name is recorded
+    redacted and bounded (:func:`agent_name`), so it never carries a secret or a
+    megabyte."""
+    known = span_tool(tool) != UNKNOWN_TOOL
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": bounded(tool, NAME_CHARS),
+        "gen_ai.tool.name": tool if known else agent_name(tool),
         "gen_ai.memory.store.id": namespace,
         "reverie.namespace": namespace,
     }
-    if action:
-        attributes["reverie.tool.action"] = bounded(action, NAME_CHARS)
-        memory_op = TOOL_OPERATION.get((tool, action))
+    if isinstance(action, str) and action:
+        known_action = known and action in KNOWN_TOOLS[str(tool)]
+        attributes["reverie.tool.action"] = action if known_action else agent_name(action)
+        memory_op = TOOL_OPERATION.get((str(tool), action))
         if memory_op:
             attributes["reverie.memory.operation"] = memory_op
     return attributes
