@@ -152,6 +152,11 @@ _UNGUARDED: Final = re.compile(
 _AUTHORITY: Final = re.compile(
     r"\b(?:admin|administrator|owner|root|boss|manager|management|security)\b"
 )
+# a subject's relation to its value: what a labelled statement has and an order lacks
+_RELATION: Final = re.compile(
+    r"^(?:[\w'./#@-]+\s+){0,6}?(?:(?:is|are|was|were|now|moved|changed|dropped|rose"
+    r"|increased|decreased|went|got|became|stays?)\b|(?:->|→|=>|=)\s)"
+)
 _CLAUSES: Final = re.compile(r"(?<=[.!;])\s+|\n+")
 
 
@@ -168,13 +173,14 @@ def standing_instruction(text: str) -> str | None:
     return None
 
 
-def _lead_in(clause: str) -> tuple[str, bool]:
-    """The clause without its lead-ins, and whether one of them made it standing."""
-    standing = False
+def _lead_in(clause: str) -> tuple[str, bool, bool]:
+    """The clause without its lead-ins, whether one of them made it standing, and whether
+    that was only a label ("note:", "update:")."""
+    standing = labelled = False
     while True:
         label = _LABEL.match(clause)
         if label is not None and _STANDING_LABEL.search(label.group("label")):
-            clause, standing = clause[label.end() :], True
+            clause, labelled = clause[label.end() :], True
             continue
         filler = _FILLER.match(clause)
         if filler is not None:
@@ -182,7 +188,7 @@ def _lead_in(clause: str) -> tuple[str, bool]:
             continue
         lead = _LEAD.match(clause)
         if lead is None or not lead.group().strip(" ,"):
-            return clause, standing
+            return clause, standing or labelled, labelled and not standing
         clause, standing = clause[lead.end() :], True
 
 
@@ -190,8 +196,10 @@ def _clause_kind(clause: str) -> str | None:
     if not clause or clause.rstrip(" \"')").endswith("?"):
         return None
     standing = bool(_STANDING.search(clause))
-    rest, led = _lead_in(clause)
+    rest, led, label_only = _lead_in(clause)
     by_agent = _BY_AGENT.match(rest)
+    if by_agent is None and label_only and not standing and _RELATION.search(rest):
+        return None  # "note: redis ttl -> 5 minutes": a labelled statement, not an order
     if by_agent is not None:
         modal, adverbs = by_agent.group("modal"), by_agent.group("adv")
         always = re.search(r"\b(?:always|never)\b", adverbs)
