@@ -649,3 +649,19 @@ def skill(action: str, name: str, content: str) -> dict[str, str]:
 
 def test_marker_shape() -> None:
     assert MARKER.fullmatch("[redacted aws-access-key]")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("my gradescope api tokn is gs_tok_9fA2kLq77x if u need it lol", "vendor-token"),
+        ("export ACME=acme_live_Q8r2Lm4Zt7Xw", "vendor-token"),
+        ("rename it to snake_case_ID1234abcd", None),
+        ("the test is test_parse_Input2Output3", None),
+        ("my_var_HelloWorld2024 holds it", None),
+    ],
+)
+def test_a_vendor_prefixed_random_token_is_a_secret(text: str, kind: str | None) -> None:
+    """A lower-case prefix, an underscore and a short random tail (the sk_live_ shape from a
+    vendor no list names) is a token; snake_case names with a word-like tail are not."""
+    assert secret_kind(text) == kind

@@ -354,6 +354,23 @@ def _random_tokens(text: str) -> Iterator[Finding]:
             yield Finding(start, hit.end(), "random-token", RANK_RANDOM)
 
 
+# a vendor's prefix, then a random part: "gs_tok_9fA2kLq77x", "acme_live_Q8r2Lm4Zt7" —
+# the shape of sk_live_ / ghp_ / xoxb- tokens from vendors no list names
+_VENDOR = re.compile(
+    r"(?<![\w/.-])[a-z]{2,10}(?:_[a-z]{2,8}){0,2}_(?P<s>[A-Za-z0-9]{10,64})(?![\w/.-])"
+)
+
+
+def _vendor_tokens(text: str) -> Iterator[Finding]:
+    for hit in _VENDOR.finditer(text):
+        tail = hit.group("s")
+        pieces = len(_PIECES.findall(tail))
+        if _classes(tail) < 3 or len(tail) / pieces > 2.5:
+            continue
+        if entropy(tail) >= 0.8 * math.log2(min(len(tail), 62)):
+            yield Finding(hit.start(), hit.end(), "vendor-token", RANK_RANDOM)
+
+
 def own(text: str, token: bool | None = None) -> Iterator[Finding]:
     """Every span our rules find (overlaps included; the caller merges them). A rule runs
     only when the text holds one of the words it needs: most text holds none, and the
@@ -375,6 +392,8 @@ def own(text: str, token: bool | None = None) -> Iterator[Finding]:
             yield Finding(start, end, "password-assignment", RANK_LABEL)
     if tokenish(text) if token is None else token:
         yield from _random_tokens(text)
+        if "_" in text:
+            yield from _vendor_tokens(text)
 
 
 _LONG = re.compile(r"\S{12,}")
