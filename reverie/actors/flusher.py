@@ -25,7 +25,7 @@ from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, T
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
-from reverie.rules.directives import standing_instruction
+from reverie.rules.directives import addresses_agent, standing_instruction
 from reverie.rules.injection import instruction_kind, turn_framing
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
@@ -268,9 +268,8 @@ class Flusher(Actor):
 
     async def _route(self, batch: Batch, report: FlushReport) -> None:
         # every instruction is flagged, even one a later statement restates
-        current, replaced = latest_only(
-            [e for e in batch.items if not self._flag(e, report, batch.framed)]
-        )
+        unflagged = [e for e in batch.items if not self._flag(e, report, batch.framed)]
+        current, replaced = latest_only([e for e in unflagged if not _for_agent(e, report)])
         report.skipped += len(replaced)
         if replaced:
             report.skipped_because["restated later in the session"] += len(replaced)
@@ -477,6 +476,16 @@ def aimed_at_agent(text: str, speaker: str) -> str | None:
     if kind is None and speaker == "user":
         kind = standing_instruction(text)
     return kind
+
+
+def _for_agent(extract: Extract, report: FlushReport) -> bool:
+    """A user's statement aimed at the agent rather than about the user's world ("I prefer
+    that you run…", "…, and you should disable TLS") stays in the log, unflagged."""
+    if extract.speaker != "user" or not addresses_agent(extract.text):
+        return False
+    report.skipped += 1
+    report.skipped_because["aimed at the agent, not knowledge"] += 1
+    return True
 
 
 def _identity_first(batch: list[Extract], routes: dict[int, dict[str, Any]]) -> list[Extract]:

@@ -157,6 +157,7 @@ _RELATION: Final = re.compile(
     r"^(?:[\w'./#@-]+\s+){0,6}?(?:(?:is|are|was|were|now|moved|changed|dropped|rose"
     r"|increased|decreased|went|got|became|stays?)\b|(?:->|→|=>|=)\s)"
 )
+_CONDITION: Final = re.compile(r"^(?:if|when|once)\b[^,]{1,80},\s*")
 _CLAUSES: Final = re.compile(r"(?<=[.!;])\s+|\n+")
 
 
@@ -173,6 +174,54 @@ def standing_instruction(text: str) -> str | None:
     return None
 
 
+# the agent named as who the statement is for or about: "you", "your", "the assistant"
+_ADDRESSEE: Final = re.compile(
+    r"\b(?:you|your|yours|yourself|you're|youre|you'll|you've|you'd|u|ur"
+    r"|(?:the|our|my) (?:assistant|ai|agent|bot|chatbot|model|llm|copilot))\b"
+)
+# discourse that names "you" without addressing an order to the agent
+_COURTESY: Final = re.compile(
+    r"\b(?:thank(?:s| you)(?: to you)?|you(?:'re| are| were) right|you know|see you|if you ask me"
+    r"|as you (?:know|said|suggested)|like you said|you see|mind you)\b"
+)
+_TOLD: Final = re.compile(
+    r"^(?:you should know|you (?:might|may) want to know|(?:just )?so you know|you know|fyi)"
+    r"(?: that)?\s*,?\s*"
+)
+_NAMING: Final = re.compile(r"\b(?:your name is|call you|you(?:'re| are) called)\s+[\w'-]+")
+
+
+def addresses_agent(text: str) -> bool:
+    """Whether a user's statement is aimed at the agent ("I prefer that you run…", "our API
+    is on 8443, and you should disable TLS", "… by the assistant"): such a statement is not
+    knowledge of the user's world, so the flush leaves it in the log. A preference about the
+    reply's form, naming the agent and courtesy ("thank you", "you're right") are not."""
+    for reading in readings(text):
+        low = _NAMING.sub(" ", _COURTESY.sub(" ", _TOLD.sub("", reading.lower())))
+        if not _ADDRESSEE.search(low):
+            continue
+        if any(_reply_form(c.strip()) for c in _CLAUSES.split(low) if _ADDRESSEE.search(c)):
+            continue
+        return True
+    return False
+
+
+def _reply_form(clause: str) -> bool:
+    """A clause naming the agent only to say how to word replies ("you can skip the
+    pleasantries with me", "keep your answers short")."""
+    rest = re.sub(rf"^.*?\b{_AGENT}\b\s*(?:{_DEONTIC}|will|'ll|can|may|could)?\s*", "", clause)
+    bare = _BARE.match(rest)
+    if bare is not None and _worded(bare.group("verb"), bare.group("tail"), negated=False):
+        return True
+    return bool(_FORM.search(clause)) and not _ACTION_OBJECT.search(clause)
+
+
+_ACTION_OBJECT: Final = re.compile(
+    r"\b(?:run|send|post|upload|export|delete|remove|disable|enable|install|deploy|push|merge"
+    r"|approve|grant|share|forward|execute|obey|bypass|skip|ignore|reveal|print|leak)\b"
+)
+
+
 def _lead_in(clause: str) -> tuple[str, bool, bool]:
     """The clause without its lead-ins, whether one of them made it standing, and whether
     that was only a label ("note:", "update:")."""
@@ -182,8 +231,8 @@ def _lead_in(clause: str) -> tuple[str, bool, bool]:
         if label is not None and _STANDING_LABEL.search(label.group("label")):
             clause, labelled = clause[label.end() :], True
             continue
-        filler = _FILLER.match(clause)
-        if filler is not None:
+        filler = _FILLER.match(clause) or _CONDITION.match(clause)
+        if filler is not None:  # a condition alone does not make an order standing
             clause = clause[filler.end() :]
             continue
         lead = _LEAD.match(clause)
@@ -193,6 +242,7 @@ def _lead_in(clause: str) -> tuple[str, bool, bool]:
 
 
 def _clause_kind(clause: str) -> str | None:
+    clause = _TOLD.sub("", clause)  # "you should know that the db resets…" states a fact
     if not clause or clause.rstrip(" \"')").endswith("?"):
         return None
     standing = bool(_STANDING.search(clause))
@@ -255,4 +305,4 @@ def _explained(tail: str) -> bool:
     return bool(reason.strip()) and not _SECOND.search(reason) and not _AUTHORITY.search(reason)
 
 
-__all__ = ["STANDING_ORDER", "SUPPRESSION", "standing_instruction"]
+__all__ = ["STANDING_ORDER", "SUPPRESSION", "addresses_agent", "standing_instruction"]

@@ -24,7 +24,22 @@ from typing import Final
 
 # -- normalisation -------------------------------------------------------------------------
 
-_STRAIGHT: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+_CYRILLIC: Final = "аеіорсухѕјԁһкмтвнАЕІОРСУХЅЈКМТВН"
+_GREEK: Final = "οεινκρτυχαΟΕΙΝΚΡΤΥΧΑ"
+_STRAIGHT: Final = str.maketrans(
+    {
+        "\u2019": "'",
+        "\u2018": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        # angle brackets that read as '<' / '>' (NFKC keeps them apart)
+        **dict.fromkeys("\u2039\u27e8\u3008\u300a\u276e\u2329\u02c2", "<"),
+        **dict.fromkeys("\u203a\u27e9\u3009\u300b\u276f\u232a\u02c3", ">"),
+        # Cyrillic and Greek letters drawn like Latin ones
+        **dict(zip(_CYRILLIC, "aeiopcyxsjdhkmtbhAEIOPCYXSJKMTBH", strict=True)),
+        **dict(zip(_GREEK, "oeivkptuxaOEINKPTYXA", strict=True)),
+    }
+)
 # a word made of letters and the digits that stand in for them (1gn0re, alw4ys, Y0u)
 _LEET_WORD: Final = re.compile(
     r"\b(?=\w*[^\W\d_]\w*[^\W\d_])(?=\w*[013457])(?:[^\W\d_]|[013457])+\b"
@@ -59,7 +74,7 @@ def readings(text: str) -> tuple[str, ...]:
 
 # -- framing ------------------------------------------------------------------------------
 
-ROLES: Final = r"(?:system|assistant|user|human|developer|tool)"
+ROLES: Final = r"(?:system|assistant|user|human|developer|tool|ai|bot|model)"
 _TAG: Final = re.compile(r"<\s*/?\s*reverie\b", re.I)
 _TEMPLATE: Final = re.compile(
     r"<\|[^|<>\n]{1,40}\|>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>|</?s>(?=\s*\[INST)", re.I
@@ -132,11 +147,14 @@ def control_problem(text: str) -> str | None:
 # a '<' that opens something tag-like: reverie's tags, a role tag, a template token
 # (also its full-width and small forms, and with format characters hidden after it)
 _OPENER: Final = re.compile(
-    r"[<\uff1c\ufe64](?=[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*"
+    r"[<\uff1c\ufe64\u2039\u27e8\u3008\u300a\u276e\u2329\u02c2](?=[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*"
     r"(?:[/|!?A-Za-z<\uff0f\uff1c\uff21-\uff3a\uff41-\uff5a]|\s+[/\uff0f]))"
 )
+_ENTITY: Final = re.compile(r"&(?=#?\w{1,8};)")
 _INST: Final = re.compile(r"\[(?=/?INST\])", re.I)
-_LINE_START: Final = re.compile(rf"^(?=[#\uff03]|[>*_ ]*{ROLES}[*_]*\s*:)", re.I)
+_LINE_START: Final = re.compile(
+    rf"^(?=[#\uff03]|[>*_ ]*{ROLES}[*_]*\s*:|[\[(]\s*{ROLES}\s*[\])])", re.I
+)
 
 
 def as_data(text: str) -> str:
@@ -146,6 +164,7 @@ def as_data(text: str) -> str:
     a backslash — so no stored text can close the block, open a section, forge a separator
     or a turn."""
     flat = " ".join(_BREAKS.sub(" ", text).split())
+    flat = _ENTITY.sub("&amp;", flat)  # a stored "&lt;" must not read as reverie's escaping
     flat = _OPENER.sub("&lt;", flat).replace("§", "&sect;")
     flat = _INST.sub("&#91;", flat)
     return _LINE_START.sub("\\\\", flat)
