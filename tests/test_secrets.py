@@ -665,3 +665,26 @@ def test_a_vendor_prefixed_random_token_is_a_secret(text: str, kind: str | None)
     """A lower-case prefix, an underscore and a short random tail (the sk_live_ shape from a
     vendor no list names) is a token; snake_case names with a word-like tail are not."""
     assert secret_kind(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("pasword: Qz8!mR2#vLx", "password-assignment"),
+        ("the passowrd for grafana is gr4f4n4-Adm1n", "password-assignment"),
+        ("charge it to 4111 1111 1111 1111 exp 09/27", "payment-card"),
+        ("my 2FA seed (TOTP secret) is JBSWY3DPEHPK3PXPQ7RZ", "otp-seed"),
+        ("mailgun key-7fd14c1604d115cea325a65e19cbae53", "vendor-token"),
+        ("shopify admin token 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", "vendor-token"),
+        ("my passport number is on file", None),
+        ("the passwrod policy is strict", None),
+        ("order 4111 1111 1111 1112 shipped", None),  # fails the Luhn check
+        ("release-9fceb02d0ae598e95dc970b74767f193 is tagged", None),
+        ("commit 9fceb02d0ae598e95dc970b74767f19372d61af8", None),
+    ],
+)
+def test_second_review_phrasings(text: str, kind: str | None) -> None:
+    """A misspelt label is still the label (one edit from 'password'); a card number is
+    one that passes the Luhn check; a 2FA seed is base32 after a 2FA label; a vendor's
+    short prefix before 32+ hex digits is a key, a slug's long one is not."""
+    assert secret_kind(text) == kind

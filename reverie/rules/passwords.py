@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from rapidfuzz.distance import DamerauLevenshtein
+
 # the closed classes of English: a value is never one of these
 _FUNCTION: Final = frozenset(
     """a an the this that these those my your our his her its their whose which what who
@@ -315,3 +317,23 @@ def near_credential(text: str) -> bool:
     if any(True for _ in said(text)):
         return True
     return any("pass" not in m.group().lower() for m in _VALUE_LIKE.finditer(text))
+
+
+_WORDISH: Final = re.compile(r"(?<![\w-])[A-Za-z]{6,10}(?![\w-])")
+
+
+def respelled(text: str) -> str:
+    """``text`` with every misspelt "password" ("pasword", "passowrd", "passwrod") written
+    as the label, padded to the same length, so spans found in it are spans of ``text``."""
+
+    def fix(found: re.Match[str]) -> str:
+        word = found.group()
+        low = word.lower()
+        if low[0] != "p" or low in ("password", "passwords"):
+            return word
+        if DamerauLevenshtein.distance(low, "password", score_cutoff=1) > 1:
+            return word
+        label = "password" if len(word) >= 8 else "passwd"
+        return label.ljust(len(word))
+
+    return _WORDISH.sub(fix, text) if "p" in text.lower() else text

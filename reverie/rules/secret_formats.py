@@ -357,18 +357,55 @@ def _random_tokens(text: str) -> Iterator[Finding]:
 # a vendor's prefix, then a random part: "gs_tok_9fA2kLq77x", "acme_live_Q8r2Lm4Zt7" —
 # the shape of sk_live_ / ghp_ / xoxb- tokens from vendors no list names
 _VENDOR = re.compile(
-    r"(?<![\w/.-])[a-z]{2,10}(?:_[a-z]{2,8}){0,2}_(?P<s>[A-Za-z0-9]{10,64})(?![\w/.-])"
+    r"(?<![\w/.-])(?P<p>[a-z]{2,10}(?:_[a-z]{2,8}){0,2})[_-](?P<s>[A-Za-z0-9]{10,64})(?![\w/.-])"
+)
+_HEX_TAIL = re.compile(r"[0-9a-f]{32,64}")
+# prefixes that name a digest or an id, not a vendor ("sha256-…", "commit-…")
+_DIGEST = frozenset(
+    "sha sha1 sha256 sha384 sha512 md5 commit hash digest blob tree build id".split()
 )
 
 
 def _vendor_tokens(text: str) -> Iterator[Finding]:
     for hit in _VENDOR.finditer(text):
         tail = hit.group("s")
+        hyphen = "-" in text[hit.start("p") : hit.start("s")]
+        if hyphen and len(hit.group("p")) > 4:
+            continue  # "release-9fce…", "build-A1b2…": a slug; a key's prefix is short (key-)
+        if _HEX_TAIL.fullmatch(tail) and hit.group("p") not in _DIGEST:
+            yield Finding(hit.start(), hit.end(), "vendor-token", RANK_RANDOM)  # shpat_…, key-…
+            continue
+        if hyphen:
+            continue
         pieces = len(_PIECES.findall(tail))
         if _classes(tail) < 3 or len(tail) / pieces > 2.5:
             continue
         if entropy(tail) >= 0.8 * math.log2(min(len(tail), 62)):
             yield Finding(hit.start(), hit.end(), "vendor-token", RANK_RANDOM)
+
+
+_CARD = re.compile(r"(?<![\d-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\d-])")
+_OTP_SEED = re.compile(
+    r"(?i:\b(?:totp|2fa|mfa|otp|authenticator)\b[^.\n]{0,30}?)(?<![\w-])(?P<v>[A-Z2-7]{16,64})(?![\w-])"
+)
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, d in enumerate(int(c) for c in reversed(digits)):
+        total += d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2)
+    return total % 10 == 0
+
+
+def _cards_and_seeds(text: str) -> Iterator[Finding]:
+    """A payment card number (13–19 digits passing the Luhn check) and a one-time-password
+    seed (base32 after a 2FA label)."""
+    for hit in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", hit.group())
+        if 13 <= len(digits) <= 19 and _luhn(digits):
+            yield Finding(hit.start(), hit.end(), "payment-card", RANK_FORMAT)
+    for hit in _OTP_SEED.finditer(text):
+        yield Finding(hit.start("v"), hit.end("v"), "otp-seed", RANK_FORMAT)
 
 
 def own(text: str, token: bool | None = None) -> Iterator[Finding]:
@@ -387,12 +424,15 @@ def own(text: str, token: bool | None = None) -> Iterator[Finding]:
                 end -= 1
             if rule.check is None or rule.check(text[start:end]):
                 yield Finding(start, end, rule.kind, rule.rank)
-    if passwords.GATE.search(low):
-        for start, end in passwords.said(text):
+    if any(c.isdigit() for c in text):
+        yield from _cards_and_seeds(text)
+    spelled = passwords.respelled(text)
+    if passwords.GATE.search(spelled.lower()):
+        for start, end in passwords.said(spelled):
             yield Finding(start, end, "password-assignment", RANK_LABEL)
     if tokenish(text) if token is None else token:
         yield from _random_tokens(text)
-        if "_" in text:
+        if "_" in text or "-" in text:
             yield from _vendor_tokens(text)
 
 
