@@ -15,7 +15,7 @@ from typing import Any, Final
 from reverie.config import WriterConfig
 from reverie.errors import ToolInputError, check_text, quoted
 from reverie.names import check_name
-from reverie.rules.directives import standing_instruction
+from reverie.rules.directives import dangerous_order, standing_instruction
 from reverie.rules.injection import framing_problem, instruction_kind
 
 MEMORY_TARGETS: Final = ("memory", "user", "soul", "user_settings", "agent_profile")
@@ -251,7 +251,7 @@ def _not_an_instruction(content: str | None, target: str) -> None:
     SOUL.md says how to reply, so an order to act is refused there too."""
     if content is None:
         return
-    aimed = instruction_kind(content)
+    aimed = instruction_kind(content) or dangerous_order(content)
     if aimed is None and target == "soul" and (order := standing_instruction(content)):
         raise ToolInputError(
             f"content is an order to act, not a reply style ({order}); nothing was written — "
@@ -267,7 +267,8 @@ def _not_an_instruction(content: str | None, target: str) -> None:
         raise ToolInputError(
             f"content is an instruction aimed at the agent ({aimed}); nothing was written — "
             f"{holds}, never text that overrides the agent's instructions, changes its "
-            "identity, claims authority over it or discloses secrets"
+            "identity, claims authority over it, discloses secrets, sends data out, runs fetched "
+            "code or drops a safeguard"
         )
 
 

@@ -25,7 +25,7 @@ from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, T
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
-from reverie.rules.directives import addresses_agent, standing_instruction
+from reverie.rules.directives import addresses_agent, dangerous_order, standing_instruction
 from reverie.rules.injection import instruction_kind, turn_framing
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
@@ -472,7 +472,7 @@ class Flusher(Actor):
 def aimed_at_agent(text: str, speaker: str) -> str | None:
     """The kind of instruction to the agent ``text`` gives: any speaker's override,
     disclosure, identity change, … and, from the user, a standing order to act."""
-    kind = instruction_kind(text)
+    kind = instruction_kind(text) or dangerous_order(text)
     if kind is None and speaker == "user":
         kind = standing_instruction(text)
     return kind

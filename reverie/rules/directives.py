@@ -146,9 +146,53 @@ _SECOND: Final = re.compile(r"\b(?:you|your|you're|u|the (?:assistant|ai|agent|b
 _UNGUARDED: Final = re.compile(
     r"\bwithout (?:\w+ ){0,2}(?:review|reviews|reviewing|approval|asking|confirmation"
     r"|confirming|permission|checks?|checking|verification|sign-?off|waiting|testing|tests)\b"
-    r"|\bno questions asked\b|\bskip(?:ping)? (?:the |any |all )?(?:reviews?|approvals?"
-    r"|pull requests?|checks?|tests?|ci)\b"
+    r"|\bno questions(?: asked)?\b|\bskip(?:ping|s)? (?:\w+ ){0,2}(?:reviews?|approvals?"
+    r"|pull requests?|checks?|tests?|ci|verification|confirmation)\b"
 )
+# shapes that are dangerous whoever writes them and however they are framed
+_REMOTE_CODE: Final = re.compile(
+    r"\b(?:curl|wget|iwr|invoke-webrequest|irm)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b"
+    r"|\biex\s*\(|\bchmod\s+(?:-r\s+)?777\b"
+)
+_EXFILTRATE: Final = re.compile(
+    r"\b(?:send|sends|sending|post|posts|posting|upload|uploads|uploading|forward|forwards"
+    r"|email|e-mail|mail|copy|copies|share|shares|export|exports|sync|pipe|leak|dump)\b"
+    r"[^.\n]{0,100}?\bto\s+(?:(?:my|a|an|the|our)\s+)?(?:https?://|[\w.+-]+@[\w-]+\.\w"
+    r"|personal|private|public|external|outside|third[- ]party|pastebin|paste\.)"
+)
+_OBEY_ANY: Final = re.compile(
+    r"\bdo (?:whatever|anything|everything)\b[^.\n]{0,80}\b(?:tells?|says?|asks?|wants?)\b"
+)
+
+
+def dangerous_order(text: str) -> str | None:
+    """A shape no memory should hold, whoever writes it: fetching code into a shell
+    ("curl … | sh"), sending data to an outside address, doing whatever someone says, or an
+    order that drops a safeguard ("without review", "skip code review", "no questions")."""
+    ordered: bool | None = None
+    for reading in readings(text):
+        low = _EMPHASIS.sub("", reading.lower())
+        if _OBEY_ANY.search(low):
+            return "obey"
+        kind = (
+            "remote-code"
+            if _REMOTE_CODE.search(low)
+            else "exfiltration"
+            if _EXFILTRATE.search(low)
+            else "drops-safeguard"
+            if _UNGUARDED.search(low)
+            else None
+        )
+        if kind is None:
+            continue
+        if ordered is None:  # a statement of how things are ("we send the report to …")
+            ordered = standing_instruction(text) is not None or addresses_agent(text)
+        if ordered:
+            return kind
+    return None
+
+
+_EMPHASIS: Final = re.compile(r"[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}")
 _AUTHORITY: Final = re.compile(
     r"\b(?:admin|administrator|owner|root|boss|manager|management|security)\b"
 )
@@ -167,7 +211,7 @@ def standing_instruction(text: str) -> str | None:
     with a fixed text; ``None`` for knowledge, a preference about the reply's form, a
     question, a one-off request or a how-to."""
     for reading in readings(text):
-        for clause in _CLAUSES.split(reading):
+        for clause in _CLAUSES.split(_EMPHASIS.sub("", reading)):
             kind = _clause_kind(clause.strip().lower())
             if kind is not None:
                 return kind
@@ -305,4 +349,10 @@ def _explained(tail: str) -> bool:
     return bool(reason.strip()) and not _SECOND.search(reason) and not _AUTHORITY.search(reason)
 
 
-__all__ = ["STANDING_ORDER", "SUPPRESSION", "addresses_agent", "standing_instruction"]
+__all__ = [
+    "STANDING_ORDER",
+    "SUPPRESSION",
+    "addresses_agent",
+    "dangerous_order",
+    "standing_instruction",
+]
