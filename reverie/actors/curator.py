@@ -90,7 +90,7 @@ class Curator(Stage):
         def finish(conn: sqlite3.Connection) -> None:
             self.done(conn, {"candidates": [c["name"] for c in found], "issues": len(issues)})
 
-        await self.s.db.write(finish, then=lambda conn, _: self.log("curator", records))
+        await self.commit(finish, "curator", records, defer=True)
         return {"candidates": found, "issues": issues, "dry_run": True}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from opentelemetry import trace
@@ -24,7 +25,7 @@ from reverie.rules.consolidation import fits_whole, summarise, summary_problem
 from reverie.stores import generated, review_state, topics
 from reverie.stores.db import fetchone
 from reverie.stores.records import Fact
-from reverie.telemetry.logs import get_logger
+from reverie.telemetry.logs import get_logger, info_wanted
 
 log = get_logger("reverie.distiller")
 
@@ -84,26 +85,25 @@ class Distiller(Stage):
         return int(row[0]) if row else 0
 
     async def run(self) -> dict[str, Any]:
-        stale = await self.s.db.read(self._stale)
+        def look(conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], dict[str, list[Fact]]]:
+            stale = self._stale(conn)  # and the live facts of the topics chosen: one read
+            chosen = stale[: self.cfg.max_topics]
+            return stale, {t: topics.live(conn, self.namespace, t) for t, _ in chosen}
+
+        stale, found = await self.s.db.read(look)
         chosen, over = stale[: self.cfg.max_topics], stale[self.cfg.max_topics :]
         results = []
-        drafts = await self._drafts([topic for topic, _ in chosen])
+        drafts = await self._drafts(found)
         for topic, top in chosen:
             try:
-                results.append(await self._distil(topic, top, drafts[topic]))
+                results.append(self._checked(topic, top, drafts[topic]))
             except Exception as exc:  # one topic's failure is not the round's
                 log.warning(
                     "distill_failed", namespace=self.namespace, topic=topic, error=repr(exc)
                 )
                 results.append({"topic": topic, "status": "failed", "error": repr(exc)})
         results += [{"topic": topic, "status": "over_budget"} for topic, _ in over]
-        now = self.s.now()
-        records = [{"ts": now, **r} for r in results if r["status"] != "distilled"]
-
-        def finish(conn: sqlite3.Connection) -> None:
-            self.done(conn, {"topics": {r["topic"]: r["status"] for r in results}})
-
-        await self.s.db.write(finish, then=lambda conn, _: self.log("distill", records))
+        await self._store(results, drafts)
         distilled = sum(1 for r in results if r["status"] == "distilled")
         return {
             "distilled": distilled,
@@ -111,16 +111,69 @@ class Distiller(Stage):
             "topics": results,
         }
 
-    async def _drafts(self, chosen: list[str]) -> dict[str, Draft]:
-        """Each topic's live facts and a summary: by rules when its facts fit whole, else
-        from one model call for every topic of the round (one bounded call, not one each)."""
+    async def _store(self, results: list[dict[str, Any]], drafts: dict[str, Draft]) -> None:
+        """Every summary of the round, its watermark and the round's stamp in one write (one
+        commit, one jsonl append): a failed commit keeps every watermark, so the round is
+        retried; the summaries are projected after the commit."""
+        done = [r for r in results if r["status"] == "distilled"]
+        now = self.s.now()
+        records = done + [{"ts": now, **r} for r in results if r["status"] != "distilled"]
+
+        def store(conn: sqlite3.Connection) -> None:
+            stamp = self.s.now()
+            for record in done:
+                topic, summary = record["topic"], str(drafts[record["topic"]].summary)
+                review_state.put(conn, self.namespace, summary_key(topic), summary, stamp)
+                review_state.put(
+                    conn, self.namespace, watermark_key(topic), record["watermark"], stamp
+                )
+                generated.remember(conn, self.namespace, summary, f"distiller:{topic}", stamp)
+                self.audit(
+                    conn,
+                    "distill",
+                    "DONE",
+                    f"topic:{topic}",
+                    record,
+                    target=topic,
+                    after={"summary": summary},
+                )
+            self.done(conn, {"topics": {r["topic"]: r["status"] for r in results}})
+
+        def project(_: sqlite3.Connection, __: None) -> None:
+            for record in done:
+                summary = str(drafts[record["topic"]].summary)
+                write = self.s.projector.write_summary
+                self.project(partial(write, self.namespace, record["topic"], summary))
+
+        # a summary commits at once, in write order with the writer's corrections
+        await self.commit(store, "distill", records, then=project if done else None, defer=not done)
+        self._announce(done)
+
+    def _announce(self, done: list[dict[str, Any]]) -> None:
+        for record in done:
+            trace.get_current_span().add_event(
+                "memory.distill",
+                {
+                    "reverie.topic": record["topic"],
+                    "reverie.distill.facts": record["facts"],
+                    "reverie.distill.chars": record["chars"],
+                },
+            )
+            if info_wanted("reverie.distiller"):
+                log.info(
+                    "memory.distill",
+                    namespace=self.namespace,
+                    topic=record["topic"],
+                    chars=record["chars"],
+                )
+
+    async def _drafts(self, found: dict[str, list[Fact]]) -> dict[str, Draft]:
+        """Each chosen topic's live facts and a summary: by rules when its facts fit whole,
+        else from one model call for every topic of the round (one bounded call, not one
+        each)."""
         drafts: dict[str, Draft] = {}
         asked: list[tuple[str, list[Fact]]] = []
-        found = await self.s.db.read(
-            lambda conn: {t: topics.live(conn, self.namespace, t) for t in chosen}
-        )
-        for topic in chosen:
-            live = found[topic]
+        for topic, live in found.items():
             facts = [(f.content, f.depth) for f in live]
             if self.cfg.rules_first and fits_whole(facts, self.cfg.summary_chars):
                 summary = summarise(facts, self.cfg.summary_chars)  # nothing to judge
@@ -148,14 +201,16 @@ class Distiller(Stage):
             drafts[topic] = Draft(live, text, self.s.model.name, share)
         return drafts
 
-    async def _distil(self, topic: str, top: int, draft: Draft) -> dict[str, Any]:
+    def _checked(self, topic: str, top: int, draft: Draft) -> dict[str, Any]:
+        """The topic's outcome: its record when the summary passes the rules (stored by
+        :meth:`_store`), else why not."""
         live, summary, by, tokens = draft.live, draft.summary, draft.by, draft.tokens
         if summary is None:
             return {"topic": topic, "status": "deferred", "reason": by, **tokens}
         problem = summary_problem(summary, [f.content for f in live], self.cfg.summary_chars)
         if problem is not None:
             return {"topic": topic, "status": "rejected", "reason": problem, **tokens}
-        record = {
+        return {
             "ts": self.s.now(),
             "topic": topic,
             "status": "distilled",
@@ -165,34 +220,3 @@ class Distiller(Stage):
             "by": by,
             **tokens,
         }
-
-        def store(conn: sqlite3.Connection) -> None:
-            now = self.s.now()
-            review_state.put(conn, self.namespace, summary_key(topic), summary, now)
-            review_state.put(conn, self.namespace, watermark_key(topic), top, now)
-            generated.remember(conn, self.namespace, summary, f"distiller:{topic}", now)
-            self.audit(
-                conn,
-                "distill",
-                "DONE",
-                f"topic:{topic}",
-                record,
-                target=topic,
-                after={"summary": summary},
-            )
-
-        def project(_: sqlite3.Connection, __: None) -> None:
-            self.project(lambda: self.s.projector.write_summary(self.namespace, topic, summary))
-            self.log("distill", [record])
-
-        await self.s.db.write(store, then=project)
-        trace.get_current_span().add_event(
-            "memory.distill",
-            {
-                "reverie.topic": topic,
-                "reverie.distill.facts": len(live),
-                "reverie.distill.chars": len(summary),
-            },
-        )
-        log.info("memory.distill", namespace=self.namespace, topic=topic, chars=len(summary))
-        return record

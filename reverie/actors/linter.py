@@ -63,6 +63,8 @@ class Scan:
     conflicts: list[Conflict]
     unclear: list[tuple[str, Item, Item]]
     tripped: bool = False
+    seen: list[str] | None = None
+    """The keys of the conflicts already recorded, read in the scan's snapshot."""
 
 
 class Linter(Stage):
@@ -78,7 +80,7 @@ class Linter(Stage):
         found: list[Conflict] = []
         deferred = None
         deadline = time.monotonic() + self.cfg.breaker_s
-        scan = await self.s.db.read(lambda conn: self._scan(conn, deadline))
+        scan = await self.s.db.read(lambda conn: self._look(conn, deadline))
         found.extend(scan.conflicts)
         unclear = scan.unclear
         tripped = scan.tripped
@@ -90,9 +92,7 @@ class Linter(Stage):
                 else:
                     found.extend(verdicts)
             tripped = breaker.cancelled_caught
-        seen = await self.s.db.read(
-            lambda conn: list(review_state.get(conn, self.namespace, SEEN, []))
-        )
+        seen = list(scan.seen or [])
         known = set(seen)
         new = []
         for conflict in found:
@@ -127,7 +127,7 @@ class Linter(Stage):
             else:
                 self.done(conn, detail)
 
-        await self.s.db.write(finish, then=lambda conn, _: self.log("conflicts", records))
+        await self.commit(finish, "conflicts", records, defer=True)
         status = "breaker" if tripped else "deferred" if deferred else "ran"
         return {"status": status, **detail}
 
@@ -146,10 +146,21 @@ class Linter(Stage):
                 out.append(Conflict(kind, a, b, verdict["why"] or "the model", by="model"))
         return out
 
+    def _look(self, conn: sqlite3.Connection, deadline: float) -> Scan:
+        """The scan and the keys already recorded, in one read."""
+        scan = self._scan(conn, deadline)
+        scan.seen = list(review_state.get(conn, self.namespace, SEEN, []))
+        return scan
+
     def _scan(self, conn: sqlite3.Connection, deadline: float) -> Scan:
         """The rules, over one snapshot, through indexes (the lint reads the facts that can
         conflict, not every fact); stops where it is when the breaker's deadline passes
-        (what was found is kept, the round is retried)."""
+        (what was found is kept, the round is retried).
+
+        A namespace with at most ``RELATED`` live (and superseded) facts is compared whole:
+        a superset of what the search would pick, judged by the same rules, read with one
+        indexed query instead of searches whose cost grows with every namespace of the home.
+        """
         conflicts: list[Conflict] = []
         unclear: list[tuple[str, Item, Item]] = []
         self._across_topics(topics.shared_subjects(conn, self.namespace), conflicts, unclear)
@@ -158,40 +169,24 @@ class Linter(Stage):
             for target in ("memory", "user")
             for e in entries.live(conn, self.namespace, target)
         ]
+        live = topics.every_live(conn, self.namespace, RELATED) if cited else None
+        old = topics.every_superseded(conn, self.namespace, RELATED) if cited else None
         for entry in cited:
             if time.monotonic() > deadline:
                 return Scan(conflicts, unclear, tripped=True)
-            for fact in topics.related(conn, self.namespace, entry.text, RELATED):
-                item = Item(fact.id, fact.content, f"topic:{fact.topic}")
-                verdict = _pair(entry, item)
-                if verdict == "conflict":
-                    conflicts.append(
-                        Conflict(
-                            "memory_vs_topic",
-                            entry,
-                            item,
-                            "the entry and a live topic fact give one subject different values",
-                        )
-                    )
-                elif verdict == "unclear":
-                    unclear.append(("memory_vs_topic", entry, item))
+            facts = (
+                live
+                if live is not None
+                else topics.related(conn, self.namespace, entry.text, RELATED)
+            )
+            _versus_facts(entry, facts, conflicts, unclear)
             cited_values = values(entry.text)
-            olds = topics.superseded_with(conn, self.namespace, sorted(cited_values), RELATED)
-            for old, head in olds:
-                if values(head.content) <= cited_values or not values(old.content):
-                    continue
-                if (
-                    values(old.content) <= cited_values
-                    and jaccard(word_set(old.content), word_set(entry.text)) >= UNCLEAR_JACCARD
-                ):
-                    conflicts.append(
-                        Conflict(
-                            "stale_citation",
-                            entry,
-                            Item(head.id, head.content, f"topic:{head.topic}"),
-                            f"the entry cites {old.id}, superseded by the live value",
-                        )
-                    )
+            olds = (
+                old
+                if old is not None
+                else topics.superseded_with(conn, self.namespace, sorted(cited_values), RELATED)
+            )
+            _stale_citations(entry, cited_values, olds, conflicts)
         return Scan(conflicts, unclear, tripped=time.monotonic() > deadline)
 
     def _across_topics(
@@ -227,6 +222,53 @@ class Linter(Stage):
                         )
                     elif near_duplicate(a.content, b.content, 0.8) is None:
                         unclear.append(("cross_topic", ia, ib))
+
+
+def _versus_facts(
+    entry: Item,
+    facts: list[Fact],
+    conflicts: list[Conflict],
+    unclear: list[tuple[str, Item, Item]],
+) -> None:
+    """An entry against live topic facts: a conflict the rules settle, or a pair unclear."""
+    for fact in facts:
+        item = Item(fact.id, fact.content, f"topic:{fact.topic}")
+        verdict = _pair(entry, item)
+        if verdict == "conflict":
+            conflicts.append(
+                Conflict(
+                    "memory_vs_topic",
+                    entry,
+                    item,
+                    "the entry and a live topic fact give one subject different values",
+                )
+            )
+        elif verdict == "unclear":
+            unclear.append(("memory_vs_topic", entry, item))
+
+
+def _stale_citations(
+    entry: Item,
+    cited_values: frozenset[str],
+    olds: list[tuple[Fact, Fact]],
+    conflicts: list[Conflict],
+) -> None:
+    """An entry citing a superseded fact's values (and not its live head's)."""
+    for old, head in olds:
+        if values(head.content) <= cited_values or not values(old.content):
+            continue
+        if (
+            values(old.content) <= cited_values
+            and jaccard(word_set(old.content), word_set(entry.text)) >= UNCLEAR_JACCARD
+        ):
+            conflicts.append(
+                Conflict(
+                    "stale_citation",
+                    entry,
+                    Item(head.id, head.content, f"topic:{head.topic}"),
+                    f"the entry cites {old.id}, superseded by the live value",
+                )
+            )
 
 
 def _pair(entry: Item, fact: Item) -> str | None:

@@ -34,7 +34,7 @@ from reverie.rules.consolidation import rewrite_problem
 from reverie.rules.secrets import redact
 from reverie.stores import entries, generated, review_state, topics
 from reverie.stores.records import Fact
-from reverie.telemetry.logs import get_logger
+from reverie.telemetry.logs import get_logger, info_wanted
 from reverie.tools import MemoryCommand
 
 log = get_logger("reverie.promoter")
@@ -102,7 +102,8 @@ class Promoter(Stage):
                     )
             self.done(conn, {"candidates": len(candidates), **counts})
 
-        await self.s.db.write(finish, then=lambda conn, _: self.log("promotions", records))
+        # a round that decided something commits at once: no verdict waits behind its write
+        await self.commit(finish, "promotions", records, defer=not outcomes)
         trace.get_current_span().add_event(
             "memory.promotion",
             {
@@ -110,7 +111,10 @@ class Promoter(Stage):
                 **{f"reverie.promotion.{k}": v for k, v in counts.items()},
             },
         )
-        log.info("memory.promotion", namespace=self.namespace, candidates=len(candidates), **counts)
+        if info_wanted("reverie.promoter"):
+            log.info(
+                "memory.promotion", namespace=self.namespace, candidates=len(candidates), **counts
+            )
         return {"candidates": len(candidates), **counts, "outcomes": outcomes}
 
     # -- 2. the model gate, 3. the writes ------------------------------------------------

@@ -9,6 +9,11 @@ its own kill switch, due-check, time budget and span, and each fails silently.
 A pass that left nothing for later marks the namespace quiet; until a new write lands (a
 ledger row) or a clock-bound stage falls due, a quiet namespace is skipped with one
 indexed read instead of a pass.
+
+A pass costs few round trips, so a round over thousands of namespaces stays short: the
+transaction that begins it also reads every stage's last run (the due-checks read nothing
+more), and the stages' bookkeeping that nothing later in the pass reads (stamps, seen keys,
+ledger rows) joins the transaction that ends it, each stage in its own savepoint.
 """
 
 from __future__ import annotations
@@ -27,10 +32,11 @@ from reverie.actors.curator import Curator
 from reverie.actors.distiller import Distiller
 from reverie.actors.linter import Linter
 from reverie.actors.promoter import Promoter
-from reverie.actors.stage import Stage
+from reverie.actors.stage import Pending, Stage
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, ReviewDue
 from reverie.clock import iso
+from reverie.errors import map_store_errors
 from reverie.stores import ledger, review_state
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -71,59 +77,69 @@ class Reviewer(Actor):
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         now = self.s.clock.now()
-        began, reason = await self.s.db.write(lambda conn: self._begin(conn, now, force))
+        order = [stage_type(self.namespace, self.s) for stage_type in ORDER]
+        began, reason = await self.s.db.write(lambda conn: self._begin(conn, now, force, order))
         report: dict[str, Any] = {"namespace": self.namespace, "ran": began, "force": force}
         if not began:
             report["reason"] = reason
             return report
+        pending: list[Pending] = []
+        for stage in order:
+            stage.pending = pending  # their bookkeeping joins the closing transaction
         stages: list[dict[str, Any]] = []
         started = anyio.current_time()
-        until: str | None = ""
+        complete = False
         try:
-            for stage_type in ORDER:
-                stages.append(await self._stage(stage_type(self.namespace, self.s)))
-            until = await self._quiet_until(stages)
+            for stage in order:
+                stages.append(await self._stage(stage))
+            complete = True
         finally:
             report["stages"] = stages
             report["duration_ms"] = round((anyio.current_time() - started) * 1000, 3)
             with anyio.CancelScope(shield=True):
-                await self.s.db.write(lambda conn: self._end(conn, report, until))
+                landed = await self.s.db.write(
+                    lambda conn: self._end(conn, report, order if complete else [], pending)
+                )
+                if any(item.records for item in landed):
+                    await anyio.to_thread.run_sync(_append_logs, landed)
         report["text"] = render(report)
         return report
 
-    async def _quiet_until(self, stages: list[dict[str, Any]]) -> str | None:
+    def _quiet_until(self, order: list[Stage], stages: list[dict[str, Any]]) -> str | None:
         """Until when this namespace stays quiet without a new write: the earliest due time
         of a stage that could act by the clock alone; "" when one may act now (it left work
-        for later, failed, or never ran); None when only a new write can change anything."""
+        for later, failed, or never ran); None when only a new write can change anything.
+        Every stage knows its last run (read when the pass began, stamped when it ran)."""
         now = self.s.clock.now()
-        bound = [
-            stage_type(self.namespace, self.s)
-            for stage_type, out in zip(ORDER, stages, strict=True)
-            if out["status"] != "disabled"
-            and not (
-                stage_type in DATA_BOUND
-                and out["status"] == "ran"
-                and not out.get("retry_next_round")
-            )
-        ]
-        last = await self.s.db.read(  # one read for every stage's last run
-            lambda conn: [review_state.get(conn, self.namespace, s.last_key) for s in bound]
-        )
         soonest: datetime | None = None
-        for stage, stamp in zip(bound, last, strict=True):
-            if stamp is None:
+        for stage, out in zip(order, stages, strict=True):
+            status = out["status"]
+            if status == "disabled" or (
+                type(stage) in DATA_BOUND and status == "ran" and not out.get("retry_next_round")
+            ):
+                continue
+            if status in {"failed", "over_budget"} or stage.last_run is None:
                 return ""
-            when = datetime.fromisoformat(stamp) + stage.interval
+            when = datetime.fromisoformat(stage.last_run) + stage.interval
             if when <= now:
                 return ""
             soonest = when if soonest is None else min(soonest, when)
         return None if soonest is None else iso(soonest)
 
-    def _begin(self, conn: sqlite3.Connection, now: datetime, force: bool) -> tuple[bool, str]:
+    def _begin(
+        self, conn: sqlite3.Connection, now: datetime, force: bool, order: list[Stage]
+    ) -> tuple[bool, str]:
+        """Quiet mark, cooldown and lease in one transaction, which also reads every stage's
+        last run for its due-check (one read for the pass, not one per stage)."""
         if review_state.quiet(conn, iso(now), self.namespace):
             return False, NOTHING_NEW
+        stamps = review_state.values(
+            conn, self.namespace, [LAST_PASS, *(stage.last_key for stage in order)]
+        )
+        for stage in order:
+            stage.know(stamps.get(stage.last_key))
         if not force:
-            last = review_state.get(conn, self.namespace, LAST_PASS)
+            last = stamps.get(LAST_PASS)
             if last is not None:
                 due = datetime.fromisoformat(last) + timedelta(hours=self.cfg.cooldown_h)
                 if now < due:
@@ -138,7 +154,19 @@ class Reviewer(Actor):
     def _lease(self) -> str:
         return f"review:{self.namespace}"
 
-    def _end(self, conn: sqlite3.Connection, report: dict[str, Any], until: str | None) -> None:
+    def _end(
+        self,
+        conn: sqlite3.Connection,
+        report: dict[str, Any],
+        order: list[Stage],
+        pending: list[Pending],
+    ) -> list[Pending]:
+        """The pass's one closing transaction: the stages' deferred writes, the lease back,
+        the pass in the ledger, and the quiet mark when nothing is left for later (only
+        after a complete pass: ``order`` empty means it was cut short). Returns the
+        deferred writes that landed."""
+        landed = _settle(conn, report["stages"], pending)
+        until = self._quiet_until(order, report["stages"]) if order else ""
         review_state.release_lease(conn, self._lease, self.holder)
         ledger.append(
             conn,
@@ -157,6 +185,7 @@ class Reviewer(Actor):
         )
         if until != "":
             review_state.mark_quiet(conn, self.namespace, until, self.s.now())
+        return landed
 
     async def _stage(self, stage: Stage) -> dict[str, Any]:
         """One stage, fail-silent: whatever it does, the pass goes on to the next."""
@@ -192,6 +221,36 @@ class Reviewer(Actor):
                     )
             span.set_attribute("reverie.stage.status", out["status"])
             return out
+
+
+def _settle(
+    conn: sqlite3.Connection, stages: list[dict[str, Any]], pending: list[Pending]
+) -> list[Pending]:
+    """Run the stages' deferred writes, each in its own savepoint: one that fails is rolled
+    back alone and its stage reported failed (stamped nothing, so due again)."""
+    outcome = {out["stage"]: out for out in stages}
+    landed = []
+    for item in pending:
+        conn.execute("SAVEPOINT stage")
+        try:
+            with map_store_errors():
+                item.body(conn)
+            landed.append(item)
+        except Exception as exc:
+            if not conn.in_transaction:
+                raise  # the whole transaction is lost: the write fails, as any would
+            conn.execute("ROLLBACK TO stage")
+            out = outcome[item.stage.name]
+            out.update(status="failed", error=repr(exc))
+            log.error("stage_failed", stage=item.stage.name, error=repr(exc))
+        conn.execute("RELEASE stage")
+    return landed
+
+
+def _append_logs(landed: list[Pending]) -> None:
+    for item in landed:
+        if item.records:
+            item.stage.log(item.log, item.records)
 
 
 def render(report: dict[str, Any]) -> str:

@@ -1,12 +1,17 @@
 """What every review stage (L4–L7) shares: a kill switch, a time budget, a cadence with a
-due-check that costs one indexed read, and its jsonl log and ledger row."""
+due-check (free in a pass: the reviewer reads every stage's last run in the transaction
+that begins it), and its jsonl log and ledger row."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
+
+import anyio
+import anyio.to_thread
 
 from reverie.actors.context import Services
 from reverie.stores import ledger, review_state
@@ -14,6 +19,17 @@ from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
 
 _log = get_logger("reverie.review")
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A stage's deferred write: run in the pass's closing transaction, its records
+    appended to ``logs/wiki/<log>.jsonl`` after that commit."""
+
+    stage: Stage
+    body: Callable[[sqlite3.Connection], None]
+    log: str
+    records: list[dict[str, Any]]
 
 
 class Stage:
@@ -27,6 +43,19 @@ class Stage:
     def __init__(self, namespace: str, services: Services) -> None:
         self.namespace = namespace
         self.s = services
+        self._stamp: tuple[str | None] | None = None  # (last run,) once known
+        self.pending: list[Pending] | None = None
+        """Where deferred writes go when a review pass collects them (see :meth:`commit`)."""
+
+    def know(self, last_run: str | None) -> None:
+        """The stage's last run as the reviewer read it when the pass began (one read for
+        every stage), so the due-check costs no read of its own."""
+        self._stamp = (last_run,)
+
+    @property
+    def last_run(self) -> str | None:
+        """The last run known to this stage (after :meth:`know`, and updated by :meth:`done`)."""
+        return None if self._stamp is None else self._stamp[0]
 
     @property
     def cfg(self) -> Any:
@@ -51,9 +80,13 @@ class Stage:
 
     async def next_due(self) -> datetime | None:
         """When the stage is next due; ``None`` when it never ran (due now)."""
-        last = await self.s.db.read(
-            lambda conn: review_state.get(conn, self.namespace, self.last_key)
-        )
+        if self._stamp is None:
+            self.know(
+                await self.s.db.read(
+                    lambda conn: review_state.get(conn, self.namespace, self.last_key)
+                )
+            )
+        last = self.last_run
         return None if last is None else datetime.fromisoformat(last) + self.interval
 
     async def due(self) -> bool:
@@ -65,8 +98,10 @@ class Stage:
 
     def done(self, conn: sqlite3.Connection, detail: dict[str, Any]) -> None:
         """Stamp the round as run and audit it (inside the caller's transaction)."""
-        review_state.put(conn, self.namespace, self.last_key, self.s.now(), self.s.now())
+        now = self.s.now()
+        review_state.put(conn, self.namespace, self.last_key, now, now)
         self.audit(conn, "round", "DONE", None, detail)
+        self.know(now)  # a failed commit fails the stage, and a failed stage is not trusted
 
     def audit(
         self,
@@ -95,8 +130,32 @@ class Stage:
             detail=detail,
         )
 
+    async def commit(
+        self,
+        body: Callable[[sqlite3.Connection], None],
+        log: str,
+        records: list[dict[str, Any]],
+        then: Callable[[sqlite3.Connection, None], None] | None = None,
+        *,
+        defer: bool = False,
+    ) -> None:
+        """The stage's write, then its jsonl records appended outside the database's write
+        lock: an fsync'd append (milliseconds for a new file) under the lock would stall
+        every write of the process. A namespace has one pass at a time, so order holds.
+
+        ``defer``: bookkeeping that nothing later in the pass reads (stamps, seen keys,
+        ledger rows) joins the pass's closing transaction instead, when a pass collects it
+        (:attr:`pending`): one commit for the pass instead of one per stage."""
+        if defer and then is None and self.pending is not None:
+            self.pending.append(Pending(self, body, log, records))
+            return
+        await self.s.db.write(body, then=then)
+        if records:
+            with anyio.CancelScope(shield=True):  # committed: its log line follows it
+                await anyio.to_thread.run_sync(self.log, log, records)
+
     def log(self, name: str, records: list[dict[str, Any]]) -> None:
-        """Append to ``logs/wiki/<name>.jsonl`` (in the write's worker thread, after the
+        """Append to ``logs/wiki/<name>.jsonl`` (in a worker thread, after the
         commit: a full disk here is reported, and the database keeps the record)."""
         try:
             self.s.projector.append_log(self.namespace, name, records)

@@ -20,6 +20,16 @@ def get(conn: sqlite3.Connection, namespace: str, key: str, default: Any = None)
     return default if row is None else json.loads(row[0])
 
 
+def values(conn: sqlite3.Connection, namespace: str, keys: list[str]) -> dict[str, Any]:
+    """Several keys of one namespace in one indexed query; a key never stored is absent."""
+    marks = ", ".join("?" * len(keys))
+    rows = conn.execute(
+        f"SELECT key, value FROM review_state WHERE namespace = ? AND key IN ({marks})",
+        (namespace, *keys),
+    )
+    return {key: json.loads(value) for key, value in rows}
+
+
 def put(conn: sqlite3.Connection, namespace: str, key: str, value: Any, when: str) -> None:
     conn.execute(
         "INSERT INTO review_state (namespace, key, value, updated_at) VALUES (?, ?, ?, ?)"
