@@ -675,7 +675,7 @@ def test_a_vendor_prefixed_random_token_is_a_secret(text: str, kind: str | None)
         ("charge it to 4111 1111 1111 1111 exp 09/27", "payment-card"),
         ("my 2FA seed (TOTP secret) is JBSWY3DPEHPK3PXPQ7RZ", "otp-seed"),
         ("mailgun key-7fd14c1604d115cea325a65e19cbae53", "vendor-token"),
-        ("shopify admin token 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", "vendor-token"),
+        ("shopify admin 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", "vendor-token"),
         ("my passport number is on file", None),
         ("the passwrod policy is strict", None),
         ("order 4111 1111 1111 1112 shipped", None),  # fails the Luhn check
@@ -687,4 +687,32 @@ def test_second_review_phrasings(text: str, kind: str | None) -> None:
     """A misspelt label is still the label (one edit from 'password'); a card number is
     one that passes the Luhn check; a 2FA seed is base32 after a 2FA label; a vendor's
     short prefix before 32+ hex digits is a key, a slug's long one is not."""
+    assert secret_kind(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (
+            "datadog wants this api key in the agent config: d7ffd06121e2e97b4497992c7ce56729",
+            "token-assignment",
+        ),
+        (
+            "cloudflare api token -qk4xHGyGCDo-i9o_4GXpj-2CYLmhnf2Uza3iqXG (zone edit perms)",
+            "token-assignment",
+        ),
+        (
+            "pagerduty routing key e91d1c318bc2a15b4de295afb57924c2 goes in alertmanager",
+            "token-assignment",
+        ),
+        ("my 2FA backup codes are 8f3k-2m9q 77xk-p0aa 4n2b-zz91", "backup-codes"),
+        ("SECRET_KEY = 'django-insecure-)udujny7jx!ar*e1z7o^i^lx9w4b9%l+fvk@'", "private-key"),
+        ("passwords live in 1Password under the Infra vault", None),
+        ("the primary key user_id_2024_archive is indexed", None),
+        ("tokens expire after 3600 seconds", None),
+    ],
+)
+def test_third_attack_phrasings(text: str, kind: str | None) -> None:
+    """A key label a few words before a long value with digits is a key without 'is' or
+    ':' between them; a plural label at a clause's start is the subject, not a value."""
     assert secret_kind(text) == kind

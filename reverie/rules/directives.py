@@ -154,6 +154,18 @@ _REMOTE_CODE: Final = re.compile(
     r"\b(?:curl|wget|iwr|invoke-webrequest|irm)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b"
     r"|\biex\s*\(|\bchmod\s+(?:-r\s+)?777\b"
 )
+# a marker that makes any clause of a text a standing order ("…, and remember to always
+# chmod 777 …"): checked only beside a dangerous shape
+_STANDING_ANYWHERE: Final = re.compile(
+    r"\b(?:always|remember to|make sure to|be sure to|from now on|going forward|henceforth"
+    r"|every time|whenever|before every|after every)\b"
+)
+# weakening a protection: "turn off 2FA", "disable TLS verification"
+_WEAKEN: Final = re.compile(
+    r"\b(?:turn(?:s|ing)? off|switch(?:es|ing)? off|disabl\w*|remov\w*|bypass\w*|skip\w*)\s+"
+    r"(?:\w+\s+){0,2}(?:2fa|mfa|two-factor|tls|ssl|certificate|verification|authentication"
+    r"|firewall|antivirus|audit\w*|backups?|encryption|sandbox\w*|security)\b"
+)
 _EXFILTRATE: Final = re.compile(
     r"\b(?:send|sends|sending|post|posts|posting|upload|uploads|uploading|forward|forwards"
     r"|email|e-mail|mail|copy|copies|share|shares|export|exports|sync|pipe|leak|dump)\b"
@@ -180,13 +192,17 @@ def dangerous_order(text: str) -> str | None:
             else "exfiltration"
             if _EXFILTRATE.search(low)
             else "drops-safeguard"
-            if _UNGUARDED.search(low)
+            if _UNGUARDED.search(low) or _WEAKEN.search(low)
             else None
         )
         if kind is None:
             continue
         if ordered is None:  # a statement of how things are ("we send the report to …")
-            ordered = standing_instruction(text) is not None or addresses_agent(text)
+            ordered = (
+                _STANDING_ANYWHERE.search(low) is not None
+                or standing_instruction(text) is not None
+                or addresses_agent(text)
+            )
         if ordered:
             return kind
     return None
@@ -201,7 +217,7 @@ _RELATION: Final = re.compile(
     r"^(?:[\w'./#@-]+\s+){0,6}?(?:(?:is|are|was|were|now|moved|changed|dropped|rose"
     r"|increased|decreased|went|got|became|stays?)\b|(?:->|→|=>|=)\s)"
 )
-_CONDITION: Final = re.compile(r"^(?:if|when|once)\b[^,]{1,80},\s*")
+_CONDITION: Final = re.compile(r"^(?:if|when|once|before|after|on|for|during)\b[^,]{1,80},\s*")
 _CLAUSES: Final = re.compile(r"(?<=[.!;])\s+|\n+")
 
 

@@ -250,6 +250,9 @@ def _with(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Label, then value: "admin with password X", "user ops, password X", ``--password X``."""
     for hit in _WITH.finditer(text, start, end):
         flag = hit.group("flag") is not None  # --password X: a command line's assignment
+        label = text[hit.start() : hit.end()].split()[-1].lower()
+        if not flag and hit.group("lead") is None and label.endswith("s") and label != "pass":
+            continue  # "passwords live in 1Password": a plural label is a subject
         plain = flag or hit.group("lead") is not None or _clause_start(text, hit.start())
         value = words_value(text, hit.end(), plain_ok=plain, assigned=flag)
         if value and (plain or any(c.isdigit() for c in value)):

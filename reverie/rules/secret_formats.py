@@ -408,6 +408,34 @@ def _cards_and_seeds(text: str) -> Iterator[Finding]:
         yield Finding(hit.start("v"), hit.end("v"), "otp-seed", RANK_FORMAT)
 
 
+# a key or token label, a few words, then a long value with digits: "pagerduty routing key
+# e91d1c31…", "api token -qk4xHG…" (no "is" or ":" between them)
+_NEAR_KEY = re.compile(
+    r"(?i:\b(?:api[ _-]?)?(?:keys?|tokens?|secrets?|backup codes?|recovery codes?)\b)"
+    r"(?:\s+[\w.-]+){0,6}?\s*:?\s+(?P<v>[A-Za-z0-9_+/=-]{20,})(?![\w/.-])"
+)
+_CODES = re.compile(
+    r"(?i:\b(?:backup|recovery|2fa|mfa)\s+codes?\b)[^.\n]{0,20}?(?P<v>(?:[a-z0-9]{3,5}-[a-z0-9]{3,5}\s*){2,})"
+)
+_WORD_PIECES = re.compile(r"(?:[A-Za-z]+|\d+)(?:[_.-](?:[A-Za-z]+|\d+))+")
+_KNOWN_PREFIX = re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{40,}|\bdjango-insecure-\S{20,}")
+
+
+def _labelled_values(text: str) -> Iterator[Finding]:
+    for hit in _NEAR_KEY.finditer(text):
+        value = hit.group("v").strip("-_")
+        hexish = re.fullmatch(r"[0-9a-f]{32,}", value) is not None
+        mixed = _classes(value) >= 2 and sum(c.isdigit() for c in value) >= 3
+        if _WORD_PIECES.fullmatch(value):
+            mixed = False  # user_id_2024_archive: an identifier made of words and numbers
+        if hexish or (mixed and entropy(value) >= 3.5):
+            yield Finding(hit.start("v"), hit.end("v"), "token-assignment", RANK_LABEL)
+    for hit in _CODES.finditer(text):
+        yield Finding(hit.start("v"), hit.end("v"), "backup-codes", RANK_LABEL)
+    for hit in _KNOWN_PREFIX.finditer(text):
+        yield Finding(hit.start(), hit.end(), "private-key", RANK_FORMAT)
+
+
 def own(text: str, token: bool | None = None) -> Iterator[Finding]:
     """Every span our rules find (overlaps included; the caller merges them). A rule runs
     only when the text holds one of the words it needs: most text holds none, and the
@@ -426,6 +454,7 @@ def own(text: str, token: bool | None = None) -> Iterator[Finding]:
                 yield Finding(start, end, rule.kind, rule.rank)
     if any(c.isdigit() for c in text):
         yield from _cards_and_seeds(text)
+        yield from _labelled_values(text)
     spelled = passwords.respelled(text)
     if passwords.GATE.search(spelled.lower()):
         for start, end in passwords.said(spelled):
