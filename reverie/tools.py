@@ -54,66 +54,78 @@ Command = MemoryCommand | TopicCommand | SkillCommand
 
 def schemas(writer: WriterConfig) -> list[dict[str, Any]]:
     """The tools as OpenAI function schemas (``tools=[...]`` of a chat-completions call)."""
+    return [_memory_schema(writer), _topic_schema(writer), _skill_schema(writer)]
+
+
+def _memory_schema(writer: WriterConfig) -> dict[str, Any]:
+    """The memory tool: curated entries injected into every future session."""
     limit = writer.max_content_chars
-    return [
-        _function(
-            "memory",
-            "Curated memory injected into every future session. target 'memory' holds "
-            "environment facts and lessons, 'user' the user's preferences, 'soul' your reply "
-            "style, 'user_settings' the user's name/timezone and 'agent_profile' your identity "
-            "(both as 'key: value'). Specific facts (addresses, hashes, thresholds) belong in "
-            "the topic tool instead. Stores are capped; a full store refuses the write.",
-            {
-                "action": {"type": "string", "enum": ["add", "replace", "remove", "reinforce"]},
-                "target": {"type": "string", "enum": list(MEMORY_TARGETS)},
-                "content": {
-                    "type": "string",
-                    "maxLength": limit,
-                    "description": "The entry text (add, replace).",
-                },
-                "old_text": {
-                    "type": "string",
-                    "maxLength": limit,
-                    "description": "A unique substring of the entry to act on "
-                    "(replace, remove, reinforce).",
-                },
+    return _function(
+        "memory",
+        "Curated memory injected into every future session. target 'memory' holds "
+        "environment facts and lessons, 'user' the user's preferences, 'soul' your reply "
+        "style, 'user_settings' the user's name/timezone and 'agent_profile' your identity "
+        "(both as 'key: value'). Specific facts (addresses, hashes, thresholds) belong in "
+        "the topic tool instead. Stores are capped; a full store refuses the write.",
+        {
+            "action": {"type": "string", "enum": ["add", "replace", "remove", "reinforce"]},
+            "target": {"type": "string", "enum": list(MEMORY_TARGETS)},
+            "content": {
+                "type": "string",
+                "maxLength": limit,
+                "description": "The entry text (add, replace).",
             },
-            ["action", "target"],
-        ),
-        _function(
-            "topic",
-            "Topic notebooks for specific facts (at most "
-            f"{writer.max_topics} topics). 'save' adds a fact; a fact that corrects an "
-            "earlier one about the same subject supersedes it (the old one is kept in history). "
-            "'read' returns a topic's live facts, 'list' the topics.",
-            {
-                "action": {"type": "string", "enum": ["save", "read", "list"]},
-                "topic": {
-                    "type": "string",
-                    "maxLength": writer.max_name_chars,
-                    "description": "A lower-case slug such as 'deploy' or 'billing-api'.",
-                },
-                "content": {
-                    "type": "string",
-                    "maxLength": limit,
-                    "description": "The fact to save (save).",
-                },
+            "old_text": {
+                "type": "string",
+                "maxLength": limit,
+                "description": "A unique substring of the entry to act on "
+                "(replace, remove, reinforce).",
             },
-            ["action"],
-        ),
-        _function(
-            "skill_manage",
-            "Create or patch a reusable workflow (a skill). 'create' takes the SKILL.md body "
-            "as content; 'patch' replaces old_text (a unique substring) with content.",
-            {
-                "action": {"type": "string", "enum": ["create", "patch"]},
-                "name": {"type": "string", "maxLength": writer.max_name_chars},
-                "content": {"type": "string", "maxLength": writer.max_skill_chars},
-                "old_text": {"type": "string", "maxLength": writer.max_skill_chars},
+        },
+        ["action", "target"],
+    )
+
+
+def _topic_schema(writer: WriterConfig) -> dict[str, Any]:
+    """The topic tool: notebooks of specific facts, corrections superseding."""
+    limit = writer.max_content_chars
+    return _function(
+        "topic",
+        "Topic notebooks for specific facts (at most "
+        f"{writer.max_topics} topics). 'save' adds a fact; a fact that corrects an "
+        "earlier one about the same subject supersedes it (the old one is kept in history). "
+        "'read' returns a topic's live facts, 'list' the topics.",
+        {
+            "action": {"type": "string", "enum": ["save", "read", "list"]},
+            "topic": {
+                "type": "string",
+                "maxLength": writer.max_name_chars,
+                "description": "A lower-case slug such as 'deploy' or 'billing-api'.",
             },
-            ["action", "name", "content"],
-        ),
-    ]
+            "content": {
+                "type": "string",
+                "maxLength": limit,
+                "description": "The fact to save (save).",
+            },
+        },
+        ["action"],
+    )
+
+
+def _skill_schema(writer: WriterConfig) -> dict[str, Any]:
+    """The skill_manage tool: create or patch a reusable workflow."""
+    return _function(
+        "skill_manage",
+        "Create or patch a reusable workflow (a skill). 'create' takes the SKILL.md body "
+        "as content; 'patch' replaces old_text (a unique substring) with content.",
+        {
+            "action": {"type": "string", "enum": ["create", "patch"]},
+            "name": {"type": "string", "maxLength": writer.max_name_chars},
+            "content": {"type": "string", "maxLength": writer.max_skill_chars},
+            "old_text": {"type": "string", "maxLength": writer.max_skill_chars},
+        },
+        ["action", "name", "content"],
+    )
 
 
 def _function(

@@ -122,29 +122,7 @@ class MemoryWrites(WriteBase):
         if cmd.action == "add":
             assert cmd.content is not None
             fresh = self._new_entry(target, cmd.content, session, call.actor)
-            same_key = [e for e in live if fresh.key is not None and e.key == fresh.key]
-            if same_key:  # a keyed setting changes value in place of its old one
-                return self._replace(conn, call, live, same_key[0], fresh)
-            twin = self._twin(live, fresh.content)
-            if twin is not None:
-                return self._noop(conn, call, target, "add", fresh.content, *twin)
-            self._check_cap(target, live, {"": fresh.rendered})
-            entries.insert(conn, fresh)
-            self._audit(
-                conn,
-                actor=call.actor,
-                action="add",
-                decision=Decision.ADD,
-                entry_id=fresh.id,
-                target=target,
-                session_id=session,
-                after={"content": fresh.content},
-            )
-            usage = self._usage(target, [*live, fresh])
-            return Outcome(
-                result(Decision.ADD, fresh.id, f"added to {_label(target)}", usage=usage),
-                [self._entry_projection(target)],
-            )
+            return self._add_entry(conn, call, live, fresh)
         assert cmd.old_text is not None
         entry = self._match(live, cmd.old_text, target)
         if cmd.action == "replace":
@@ -152,30 +130,72 @@ class MemoryWrites(WriteBase):
             fresh = self._new_entry(target, cmd.content, session, call.actor)
             return self._replace(conn, call, live, entry, fresh)
         if cmd.action == "remove":
-            now = self.s.now()
-            entries.end(conn, entry.id, "removed", now)
-            self._audit(
-                conn,
-                actor=call.actor,
-                action="remove",
-                decision=Decision.REMOVED,
-                entry_id=entry.id,
-                target=target,
-                session_id=session,
-                before={"content": entry.content},
-            )
-            rest = [e for e in live if e.id != entry.id]
-            return Outcome(
-                result(
-                    Decision.REMOVED,
-                    entry.id,
-                    f"removed from {_label(target)}; it stays in the "
-                    f"ledger (restore with `reverie restore {entry.id}`)",
-                    usage=self._usage(target, rest),
-                ),
-                [self._entry_projection(target)],
-            )
-        # reinforce
+            return self._remove_entry(conn, call, live, entry)
+        return self._reinforce_entry(conn, call, live, entry)
+
+    def _add_entry(
+        self, conn: sqlite3.Connection, call: ToolCall, live: list[Entry], fresh: Entry
+    ) -> Outcome:
+        """A new entry, unless its key already has a value or a live entry says the same."""
+        target, session = fresh.target, call.session_id
+        same_key = [e for e in live if fresh.key is not None and e.key == fresh.key]
+        if same_key:  # a keyed setting changes value in place of its old one
+            return self._replace(conn, call, live, same_key[0], fresh)
+        twin = self._twin(live, fresh.content)
+        if twin is not None:
+            return self._noop(conn, call, target, "add", fresh.content, *twin)
+        self._check_cap(target, live, {"": fresh.rendered})
+        entries.insert(conn, fresh)
+        self._audit(
+            conn,
+            actor=call.actor,
+            action="add",
+            decision=Decision.ADD,
+            entry_id=fresh.id,
+            target=target,
+            session_id=session,
+            after={"content": fresh.content},
+        )
+        usage = self._usage(target, [*live, fresh])
+        return Outcome(
+            result(Decision.ADD, fresh.id, f"added to {_label(target)}", usage=usage),
+            [self._entry_projection(target)],
+        )
+
+    def _remove_entry(
+        self, conn: sqlite3.Connection, call: ToolCall, live: list[Entry], entry: Entry
+    ) -> Outcome:
+        """Ends an entry; it stays in the ledger, restorable."""
+        target, session = entry.target, call.session_id
+        now = self.s.now()
+        entries.end(conn, entry.id, "removed", now)
+        self._audit(
+            conn,
+            actor=call.actor,
+            action="remove",
+            decision=Decision.REMOVED,
+            entry_id=entry.id,
+            target=target,
+            session_id=session,
+            before={"content": entry.content},
+        )
+        rest = [e for e in live if e.id != entry.id]
+        return Outcome(
+            result(
+                Decision.REMOVED,
+                entry.id,
+                f"removed from {_label(target)}; it stays in the "
+                f"ledger (restore with `reverie restore {entry.id}`)",
+                usage=self._usage(target, rest),
+            ),
+            [self._entry_projection(target)],
+        )
+
+    def _reinforce_entry(
+        self, conn: sqlite3.Connection, call: ToolCall, live: list[Entry], entry: Entry
+    ) -> Outcome:
+        """Counts one more confirmation of an entry, if its longer mark still fits the cap."""
+        target, session = entry.target, call.session_id
         count = entry.reinforce + 1
         bumped = Entry(**{**entry.to_dict(), "reinforce": count})
         self._check_cap(target, live, {entry.id: bumped.rendered})

@@ -24,45 +24,13 @@ class SkillWrites(WriteBase):
     def _skill_txn(self, conn: sqlite3.Connection, cmd: SkillCommand, call: ToolCall) -> Outcome:
         now = self.s.now()
         current = skills.get(conn, self.namespace, cmd.name)
+        before: dict[str, Any] | None
         if cmd.action == "create":
-            if current is not None:
-                state = "archived" if current.archived_at else "registered"
-                raise ToolInputError(
-                    f"skill {cmd.name!r} already exists ({state}); use action 'patch' to change it"
-                )
-            skill = Skill(
-                namespace=self.namespace,
-                name=cmd.name,
-                body=cmd.content,
-                created_by="skill_manage",
-                pinned=False,
-                created_at=now,
-                updated_at=now,
-                last_used_at=now,
-                archived_at=None,
-            )
-            skills.insert(conn, skill)
+            skill = self._create_skill(conn, cmd, current, now)
             decision, before = Decision.CREATED, None
         else:
-            if current is None or current.archived_at is not None:
-                raise ToolInputError(f"no registered skill {cmd.name!r}; create it first")
-            assert cmd.old_text is not None
-            hits = current.body.count(cmd.old_text)
-            if hits != 1:
-                raise ToolInputError(
-                    f"old_text occurs {hits} times in skill {cmd.name!r}; it must occur "
-                    "exactly once"
-                )
-            body = current.body.replace(cmd.old_text, cmd.content, 1)
-            if len(body) > self.cfg.writer.max_skill_chars:
-                raise ToolInputError(
-                    f"the patched skill would be {len(body)} chars; the limit is "
-                    f"{self.cfg.writer.max_skill_chars}"
-                )
-            skills.update_body(conn, self.namespace, cmd.name, body, now)
-            skill = Skill(
-                **{**current.to_dict(), "body": body, "updated_at": now, "last_used_at": now}
-            )
+            skill = self._patch_skill(conn, cmd, current, now)
+            assert current is not None
             decision, before = Decision.PATCHED, {"body": current.body}
         self._audit(
             conn,
@@ -84,6 +52,50 @@ class SkillWrites(WriteBase):
             result(decision, f"skill:{cmd.name}", f"skill {cmd.name!r} {verb}", name=cmd.name),
             [project],
         )
+
+    def _create_skill(
+        self, conn: sqlite3.Connection, cmd: SkillCommand, current: Skill | None, now: str
+    ) -> Skill:
+        """A new skill under a name no skill, registered or archived, has."""
+        if current is not None:
+            state = "archived" if current.archived_at else "registered"
+            raise ToolInputError(
+                f"skill {cmd.name!r} already exists ({state}); use action 'patch' to change it"
+            )
+        skill = Skill(
+            namespace=self.namespace,
+            name=cmd.name,
+            body=cmd.content,
+            created_by="skill_manage",
+            pinned=False,
+            created_at=now,
+            updated_at=now,
+            last_used_at=now,
+            archived_at=None,
+        )
+        skills.insert(conn, skill)
+        return skill
+
+    def _patch_skill(
+        self, conn: sqlite3.Connection, cmd: SkillCommand, current: Skill | None, now: str
+    ) -> Skill:
+        """Replaces the one occurrence of old_text in a registered skill, within its limit."""
+        if current is None or current.archived_at is not None:
+            raise ToolInputError(f"no registered skill {cmd.name!r}; create it first")
+        assert cmd.old_text is not None
+        hits = current.body.count(cmd.old_text)
+        if hits != 1:
+            raise ToolInputError(
+                f"old_text occurs {hits} times in skill {cmd.name!r}; it must occur exactly once"
+            )
+        body = current.body.replace(cmd.old_text, cmd.content, 1)
+        if len(body) > self.cfg.writer.max_skill_chars:
+            raise ToolInputError(
+                f"the patched skill would be {len(body)} chars; the limit is "
+                f"{self.cfg.writer.max_skill_chars}"
+            )
+        skills.update_body(conn, self.namespace, cmd.name, body, now)
+        return Skill(**{**current.to_dict(), "body": body, "updated_at": now, "last_used_at": now})
 
     # -- use, pin, curate ---------------------------------------------------------------
 

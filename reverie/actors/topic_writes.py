@@ -85,17 +85,7 @@ class TopicWrites(WriteBase):
     ) -> Outcome:
         assert cmd.topic is not None and cmd.content is not None
         topic, content, now = cmd.topic, cmd.content, self.s.now()
-        created_topic = False
-        if not topics.exists(conn, self.namespace, topic):
-            existing = topics.names(conn, self.namespace)
-            if len(existing) >= self.cfg.writer.max_topics:
-                raise ToolInputError(
-                    f"there are already {len(existing)} topics (the limit is "
-                    f"{self.cfg.writer.max_topics}): {', '.join(existing)}. Save this fact "
-                    "under one of them; nothing was written."
-                )
-            topics.create(conn, self.namespace, topic, now)
-            created_topic = True
+        created_topic = self._open_topic(conn, topic, now)
         candidates = self._candidates(conn, topic, content)
         key = normalise(content)
         exact = next((f for f in candidates if normalise(f.content) == key), None)
@@ -105,23 +95,58 @@ class TopicWrites(WriteBase):
             )
         old_id = pick_superseded(content, [(f.id, f.content) for f in candidates])
         if old_id is None:
-            for fact in candidates:
-                if restates(content, fact.content) or restates_values(content, fact.content):
-                    return self._noop(conn, call, topic, "save", content, fact, {"tier": "claim"})
-                match = near_duplicate(content, fact.content, self.cfg.writer.jaccard_threshold)
-                if match is not None:
-                    return self._noop(
-                        conn,
-                        call,
-                        topic,
-                        "save",
-                        content,
-                        fact,
-                        {"tier": match.tier.value, "similarity": round(match.similarity, 3)},
-                    )
+            same = self._restated(conn, call, topic, content, candidates)
+            if same is not None:
+                return same
         old = next((f for f in candidates if f.id == old_id), None)
+        fact = self._new_fact(call, topic, content, now, old)
+        return self._save_fact(conn, call, fact, old, created_topic)
+
+    def _open_topic(self, conn: sqlite3.Connection, topic: str, now: str) -> bool:
+        """Creates the topic if it is new and the topic limit allows; True if it was created."""
+        if topics.exists(conn, self.namespace, topic):
+            return False
+        existing = topics.names(conn, self.namespace)
+        if len(existing) >= self.cfg.writer.max_topics:
+            raise ToolInputError(
+                f"there are already {len(existing)} topics (the limit is "
+                f"{self.cfg.writer.max_topics}): {', '.join(existing)}. Save this fact "
+                "under one of them; nothing was written."
+            )
+        topics.create(conn, self.namespace, topic, now)
+        return True
+
+    def _restated(
+        self,
+        conn: sqlite3.Connection,
+        call: ToolCall,
+        topic: str,
+        content: str,
+        candidates: list[Fact],
+    ) -> Outcome | None:
+        """The NOOP for a fact a live one already states (same claim or a near-duplicate)."""
+        for fact in candidates:
+            if restates(content, fact.content) or restates_values(content, fact.content):
+                return self._noop(conn, call, topic, "save", content, fact, {"tier": "claim"})
+            match = near_duplicate(content, fact.content, self.cfg.writer.jaccard_threshold)
+            if match is not None:
+                return self._noop(
+                    conn,
+                    call,
+                    topic,
+                    "save",
+                    content,
+                    fact,
+                    {"tier": match.tier.value, "similarity": round(match.similarity, 3)},
+                )
+        return None
+
+    def _new_fact(
+        self, call: ToolCall, topic: str, content: str, now: str, old: Fact | None
+    ) -> Fact:
+        """The saved fact: a new chain, or the next link of the chain it supersedes."""
         fact_id = new_id("fct")
-        fact = Fact(
+        return Fact(
             id=fact_id,
             namespace=self.namespace,
             topic=topic,
@@ -135,6 +160,17 @@ class TopicWrites(WriteBase):
             created_at=now,
             invalid_at=None,
         )
+
+    def _save_fact(
+        self,
+        conn: sqlite3.Connection,
+        call: ToolCall,
+        fact: Fact,
+        old: Fact | None,
+        created_topic: bool,
+    ) -> Outcome:
+        """Writes an ADD, or a SUPERSEDE that invalidates ``old``, with its ledger row."""
+        topic, content, now = fact.topic, fact.content, fact.created_at
         topics.insert(conn, fact)
         events = [add_event(fact)]
         follow_ups: list[Projection] = []

@@ -15,11 +15,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import reverie
-from reverie.cli.app import ConfigFile, Home, Json, Otlp, _edge, _print, app, fail, out
+from reverie.cli.app import ConfigFile, Edge, Home, Json, Otlp, _edge, _print, app, fail, out
 from reverie.clock import ManualClock
 from reverie.errors import ConfigError, HomeError, ReverieError
 from reverie.simulation import driver, report
-from reverie.simulation.scenario import generate
+from reverie.simulation.scenario import Scenario, generate
 
 SIMULATE_HOME = Path("demo")
 
@@ -71,7 +71,15 @@ def simulate(
         "model": edge.config.model.url or "offline",
         "first_namespace": scenario.namespaces[0],
     }
-    progress = Progress(
+    result = _run(home, edge, scenario, concurrency, settings, as_json)
+    _print(result, as_json, lambda: render(result, home))
+    if result["lost_writes"]:
+        raise typer.Exit(1)
+
+
+def _progress_bar(as_json: bool) -> Progress:
+    """Sessions done, on stderr, only for a person at a terminal (never under --json)."""
+    return Progress(
         TextColumn("simulating"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -80,6 +88,19 @@ def simulate(
         disable=as_json or not sys.stderr.isatty(),
         transient=True,
     )
+
+
+def _run(
+    home: Path,
+    edge: Edge,
+    scenario: Scenario,
+    concurrency: int,
+    settings: dict[str, Any],
+    as_json: bool,
+) -> dict[str, Any]:
+    """Drives the scenario through a real reverie home and builds the report; a library
+    error becomes the CLI's exit code, and spans are flushed either way."""
+    progress = _progress_bar(as_json)
 
     async def main() -> dict[str, Any]:
         clock = ManualClock(driver.START)
@@ -100,9 +121,7 @@ def simulate(
     finally:
         if edge.provider is not None:
             edge.provider.shutdown()
-    _print(result, as_json, lambda: render(result, home))
-    if result["lost_writes"]:
-        raise typer.Exit(1)
+    return result
 
 
 def render(result: dict[str, Any], home: Path) -> None:
@@ -113,6 +132,24 @@ def render(result: dict[str, Any], home: Path) -> None:
         f"turns, {s['users']} users over {s['days']} days (seed {s['seed']}, model "
         f"{s['model']}): {result['wall_s']} s, {result['turns_per_s']} turns/s"
     )
+    out.print(_latency_table(result))
+    out.print(_calls_table(result))
+    out.print(_writes_table(result))
+    q = result["quality"]
+    out.print(_quality_table(result))
+    if q["junk"]:
+        out.print(f"junk stored: {q['junk']}")
+    if q["cap_violations"]:
+        out.print(f"cap violations: {q['cap_violations']}")
+    out.print(
+        f"explore: `reverie show --home {home} -n {ns}`, "
+        f"`reverie search 'deploy timeout' --home {home} -n {ns}`, "
+        f"`reverie audit ledger --home {home} -n {ns}`"
+    )
+
+
+def _latency_table(result: dict[str, Any]) -> Table:
+    """Per-operation latency percentiles."""
     latency = Table("operation", "n", "p50 ms", "p95 ms", "p99 ms", "max ms", title="latency")
     for op, row in result["latency"].items():
         latency.add_row(
@@ -120,7 +157,11 @@ def render(result: dict[str, Any], home: Path) -> None:
             str(row.get("n", 0)),
             *(str(row.get(k, "")) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")),
         )
-    out.print(latency)
+    return latency
+
+
+def _calls_table(result: dict[str, Any]) -> Table:
+    """Model calls and tokens per stage: what the loop costs."""
     calls = Table(
         "stage",
         "calls",
@@ -134,7 +175,11 @@ def render(result: dict[str, Any], home: Path) -> None:
         calls.add_row(
             stage, *(str(row[k]) for k in ("calls", "deferred", "input_tokens", "output_tokens"))
         )
-    out.print(calls)
+    return calls
+
+
+def _writes_table(result: dict[str, Any]) -> Table:
+    """Write decisions by source, and whether they reconcile with the ledger."""
     writes = result["writes"]
     table = Table(
         "source",
@@ -145,7 +190,11 @@ def render(result: dict[str, Any], home: Path) -> None:
     table.add_row("agent tool calls", _counts(writes["acknowledged"]))
     for actor, counts in writes["background"].items():
         table.add_row(actor, _counts(counts))
-    out.print(table)
+    return table
+
+
+def _quality_table(result: dict[str, Any]) -> Table:
+    """How well it learned, each measure against its target."""
     q = result["quality"]
     quality = Table(
         "measure",
@@ -160,16 +209,7 @@ def render(result: dict[str, Any], home: Path) -> None:
     for target in result["targets"]:
         met = "[green]yes[/green]" if target["met"] else "[red]NO[/red]"
         quality.add_row(target["measure"], str(target["value"]), target["target"], met)
-    out.print(quality)
-    if q["junk"]:
-        out.print(f"junk stored: {q['junk']}")
-    if q["cap_violations"]:
-        out.print(f"cap violations: {q['cap_violations']}")
-    out.print(
-        f"explore: `reverie show --home {home} -n {ns}`, "
-        f"`reverie search 'deploy timeout' --home {home} -n {ns}`, "
-        f"`reverie audit ledger --home {home} -n {ns}`"
-    )
+    return quality
 
 
 def _counts(counts: dict[str, int]) -> str:
