@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from reverie.actors.flusher import aimed_at_agent
+from reverie.rules.directives import aimed_at_agent
 from reverie.rules.extraction import sentences
 from reverie.rules.injection import instruction_kind, turn_framing
 from tests.data import injection_heldout, injection_heldout2, injection_tuning

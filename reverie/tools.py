@@ -15,8 +15,8 @@ from typing import Any, Final
 from reverie.config import WriterConfig
 from reverie.errors import ToolInputError, check_text, quoted
 from reverie.names import check_name
-from reverie.rules.directives import dangerous_order, standing_instruction
-from reverie.rules.injection import framing_problem, instruction_kind
+from reverie.rules.directives import aimed_at_agent, standing_instruction
+from reverie.rules.injection import framing_problem
 
 MEMORY_TARGETS: Final = ("memory", "user", "soul", "user_settings", "agent_profile")
 KEYED_TARGETS: Final = frozenset({"user_settings", "agent_profile"})
@@ -263,7 +263,7 @@ def _not_an_instruction(content: str | None, target: str) -> None:
     SOUL.md says how to reply, so an order to act is refused there too."""
     if content is None:
         return
-    aimed = instruction_kind(content) or dangerous_order(content)
+    aimed = aimed_at_agent(content, "agent")
     if aimed is None and target == "soul" and (order := standing_instruction(content)):
         raise ToolInputError(
             f"content is an order to act, not a reply style ({order}); nothing was written — "

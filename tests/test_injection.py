@@ -13,8 +13,12 @@ import pytest
 
 import reverie
 from reverie import ManualClock
-from reverie.actors.flusher import aimed_at_agent
-from reverie.rules.directives import addresses_agent, dangerous_order, standing_instruction
+from reverie.rules.directives import (
+    addresses_agent,
+    aimed_at_agent,
+    dangerous_order,
+    standing_instruction,
+)
 from reverie.rules.extraction import candidates
 from reverie.rules.injection import (
     as_data,

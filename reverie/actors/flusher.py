@@ -25,8 +25,8 @@ from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, T
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
-from reverie.rules.directives import addresses_agent, dangerous_order, standing_instruction
-from reverie.rules.injection import instruction_kind, turn_framing
+from reverie.rules.directives import addresses_agent, aimed_at_agent
+from reverie.rules.injection import turn_framing
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
@@ -467,15 +467,6 @@ class Flusher(Actor):
                 )
 
         await self.s.db.write(advance)
-
-
-def aimed_at_agent(text: str, speaker: str) -> str | None:
-    """The kind of instruction to the agent ``text`` gives: any speaker's override,
-    disclosure, identity change, … and, from the user, a standing order to act."""
-    kind = instruction_kind(text) or dangerous_order(text)
-    if kind is None and speaker == "user":
-        kind = standing_instruction(text)
-    return kind
 
 
 def _for_agent(extract: Extract, report: FlushReport) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from reverie.rules.injection import readings
+from reverie.rules.injection import instruction_kind, readings
 
 STANDING_ORDER: Final = "standing-order"
 SUPPRESSION: Final = "suppression"
@@ -175,6 +175,17 @@ _EXFILTRATE: Final = re.compile(
 _OBEY_ANY: Final = re.compile(
     r"\bdo (?:whatever|anything|everything)\b[^.\n]{0,80}\b(?:tells?|says?|asks?|wants?)\b"
 )
+
+
+def aimed_at_agent(text: str, speaker: str) -> str | None:
+    """The kind of instruction to the agent ``text`` gives: from anyone, an override,
+    disclosure, identity change, … or a dangerous order; from the user, also a standing
+    order to act (what a tool write accepts as the agent's own lesson, a user turn does
+    not teach)."""
+    kind = instruction_kind(text) or dangerous_order(text)
+    if kind is None and speaker == "user":
+        kind = standing_instruction(text)
+    return kind
 
 
 def dangerous_order(text: str) -> str | None:
@@ -369,6 +380,7 @@ __all__ = [
     "STANDING_ORDER",
     "SUPPRESSION",
     "addresses_agent",
+    "aimed_at_agent",
     "dangerous_order",
     "standing_instruction",
 ]

@@ -92,6 +92,15 @@ _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]
 _BREAKS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
+def _forged_token(plain: str) -> str | None:
+    """A reverie tag or a chat-template token in normalised text: framing anywhere."""
+    if _TAG.search(plain):
+        return "a reverie tag (<reverie-…>)"
+    if _TEMPLATE.search(plain):
+        return "a chat-template token (such as <|im_start|> or [INST])"
+    return None
+
+
 def framing_problem(text: str, *, document: bool = False) -> str | None:
     """Why ``text`` could forge the snapshot's framing (``None``: it cannot). Its first
     line is the start of an entry, which :func:`as_data` escapes; a later line of an entry
@@ -99,10 +108,9 @@ def framing_problem(text: str, *, document: bool = False) -> str | None:
     shown flattened to one line) may hold headers and role lines. Checked on the
     :func:`normalised` text: a zero-width or full-width character hides nothing."""
     text = normalised(text)
-    if _TAG.search(text):
-        return "it carries a reverie tag (<reverie-…>), which frames the injected snapshot"
-    if _TEMPLATE.search(text):
-        return "it carries a chat-template token (such as <|im_start|> or [INST])"
+    token = _forged_token(text)
+    if token is not None:
+        return f"it carries {token}, which frames the injected snapshot or a chat turn"
     if document:
         return None
     if _FIRST_HEADER.search(text):
@@ -127,10 +135,9 @@ def turn_framing(text: str) -> str | None:
     entry separator. A turn that forges framing is hostile as a whole; headers are not
     framing here (people paste markdown), nor is a whole block reverie wrote itself."""
     plain = _OWN_BLOCK.sub(" ", normalised(text))
-    if _TAG.search(plain):
-        return "a reverie tag (<reverie-…>)"
-    if _TEMPLATE.search(plain):
-        return "a chat-template token"
+    token = _forged_token(plain)
+    if token is not None:
+        return token
     if _ANY_ROLE_LINE.search(plain):
         return "a line that starts with a role prefix"
     if _SEPARATOR_LINE.search(plain):
