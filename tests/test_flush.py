@@ -74,9 +74,9 @@ async def test_flush_budget_is_two_memory_adds_and_five_topic_saves(
         await rv.wait_idle()
         facts = await ns.facts("server")
         memory = await ns.entries("memory")
-        # HIGH weight first (the lessons), then the newest: the two oldest servers wait
+        # HIGH weight first (the lessons), then in the order said: the two newest wait
         assert (len(facts), len(memory)) == (5, 2)
-        assert not {"web-0", "web-1"} & {f.content.split()[1] for f in facts}
+        assert not {"web-5", "web-6"} & {f.content.split()[1] for f in facts}
         await s.idle()
         await rv.wait_idle()
         assert len(await ns.facts("server")) == 7

@@ -4,11 +4,14 @@ keeps time order (the correction-revert sequence of issue 8, item 1)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 import reverie
 from reverie.rules.similarity import near_duplicate
-from reverie.rules.supersede import changes_value, restates_values, supersedes
+from reverie.rules.supersede import changes_value, competes, restates_values, supersedes
+from reverie.rules.value_slots import restates_all
 from tests.conftest import ok
 
 NATURAL = [
@@ -34,6 +37,14 @@ NATURAL = [
     ("global batch 256 on 4 GPUs", "going to batch 512 and lowering lr to 1e-4"),
     ("The payments dashboard is grafana.acme.io/d/pay-42.", "btw we set the dashboard to pay-57"),
     ("The payments dashboard is grafana.acme.io/d/pay-57.", "new payments dashboard: d/pay-42"),
+    # one unit spelled two ways
+    ("The redis cache ttl is 5 min.", "we increased the redis cache ttl to 10 minutes"),
+    # a state said plainly after a statement that set it
+    ("btw we set the log bucket to s3://acme-logs-eu", "Log bucket is s3://acme-logs-us."),
+    # a past participle four words before "to <value>"
+    ("staging db host is pg-stage-2.internal", "we migrated the staging db host to pg-stage-1"),
+    # a chat interjection is not part of the subject
+    ("The access token lifetime is currently 60 min.", "yeah access token lifetime is 30 min"),
 ]
 
 UNRELATED = [
@@ -44,6 +55,11 @@ UNRELATED = [
     ("Joanna is a writer", "Joanna is a painter"),
     ("Caroline is researching adoption agencies", "Caroline is now planning a trip to Spain"),
     ("The office is on floor 3", "The cafeteria is now open until 9pm"),
+    # "… and not give up" agrees with an old text that says "not to give up" too
+    (
+        "Gina expresses full support for Jon and encourages him not to give up.",
+        "Gina encourages Jon to keep pushing for his dreams and not give up.",
+    ),
 ]
 
 
@@ -71,6 +87,8 @@ def test_a_value_change_needs_a_shared_thing_and_a_matching_unit() -> None:
         ("as i said the backup retention = 45d", "improved the backup retention to 45d finally"),
         ("The deploy timeout is 45s", "fyi deploy timeout still 45s"),
         ("we extended the backup retention to 45d", "Backup retention is now 45 days (was 14d)."),
+        # two words beside the one value, whatever else each says around it
+        ("yeah redis cache ttl is 5 min like i said", "Redis cache ttl is 5 minutes, set it up"),
     ],
 )
 def test_the_same_values_about_the_same_thing_are_one_fact(a: str, b: str) -> None:
@@ -196,3 +214,128 @@ def test_the_value_a_change_comes_from_is_not_a_new_value() -> None:
     assert supersedes(
         "the Pike deposition was moved from May 21 to May 28", "Pike deposition May 21"
     )
+
+
+def test_units_of_one_measure_match_and_others_do_not() -> None:
+    """Invariant of the slot rule: "minutes" is "min", never "miles"."""
+    old = "The redis cache ttl is 5 min."
+    assert changes_value("we increased the redis cache ttl to 10 minutes", old)
+    assert not changes_value("we increased the redis cache ttl to 10 miles", old)
+
+
+def test_a_restated_value_needs_two_words_beside_it() -> None:
+    """Invariant (RESTATED_NEAR): one shared word beside a shared value is not one fact."""
+    assert restates_values("yeah redis cache ttl is 5 min like i said", "redis cache ttl: 5 min")
+    assert not restates_values(
+        "the backup job for photos on the old nas takes 30 min each night",
+        "at grandma house the nas holds 30 min of video, she said last spring",
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "now that my Zotero library has 45 sources, tagged by theme and date",
+            "I've added 52 sources to my Zotero library, how can I organize them",
+        ),
+        (
+            "I'm planning to visit Foot Locker on Main Street next Saturday at 3 PM",
+            "I'm free at 4 PM next Saturday for my Foot Locker visit",
+        ),
+    ],
+)
+def test_a_new_value_said_without_a_change_word_competes(old: str, new: str) -> None:
+    assert competes(new, old)
+    assert not supersedes(new, old)  # it only orders search hits
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Melanie ran 5 miles on Sunday", "Caroline ran 10 miles on Tuesday"),
+        ("Server web-1 listens on port 8001", "Server web-2 now listens on port 8002"),
+        ("Caroline went to 2 concerts in May", "Caroline now has 3 kids"),
+        # one shared word is not enough (COMPETING_SHARE's floor of two)
+        ("The gym opens at 6 am on weekdays", "The library opens at 9 am"),
+    ],
+)
+def test_other_things_do_not_compete(old: str, new: str) -> None:
+    assert not competes(new, old)
+
+
+def test_competing_needs_a_quarter_of_the_words_shared() -> None:
+    """Invariant (COMPETING_SHARE = 0.25): long statements sharing two words of many do not
+    compete."""
+    old = "the garden hose leaks 3 litres daily since the frost in early March hit the pipes"
+    new = "our espresso machine burns through 4 litres daily at the busy weekend market stall"
+    assert not competes(new, old)
+    assert competes("the garden hose leaks 4 litres daily now", old)
+
+
+async def test_of_two_live_facts_giving_one_thing_two_values_the_newer_ranks_first(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
+    ns = rv.namespace("a")
+    save = {"action": "save", "topic": "thesis"}
+    async with ns.session("s") as s:
+        old = "my Zotero library has 45 sources"
+        ok(await s.call_tool("topic", {**save, "content": old}), "ADD")
+        clock.advance(timedelta(days=30))
+        new = "I've added 52 sources to my Zotero library, how can I organize them for my essay"
+        ok(await s.call_tool("topic", {**save, "content": new}), "ADD")
+    hits = [h.text for h in await ns.search("how many sources are in my Zotero library", k=5)]
+    assert hits[:2] == [new, old]
+
+
+SUMMARY = (
+    "Ledgerly infra (Arjun, Toronto). AWS eu-west-1, EKS 3 nodes, RDS postgres 14,"
+    " ElastiCache cache.t3.medium, CircleCI. Alerts #alerts-prod. Staging staging.ledgerly.io."
+    " CTO Lena. Backups 7 days."
+)
+
+
+def test_a_summary_said_again_with_new_values_replaces_the_old_one() -> None:
+    """Every old value repeated or given a newer one beside a word they share: nothing is
+    hidden by superseding it (restates_all)."""
+    again = (
+        "Region moved to eu-central-1. CI now GitHub Actions. EKS 5 nodes. RDS postgres 16."
+        " Redis cache.r6g.large. Backups 30 days. Alerts #ops-alerts. Staging stage.ledgerly.dev."
+    )
+    assert supersedes(again, SUMMARY)
+
+
+def test_a_summary_half_said_again_is_not_replaced() -> None:
+    """Invariant (COVERED_SHARE = 0.75): four of seven old values covered is not enough."""
+    half = (
+        "EKS 5 nodes. RDS postgres 16. Backups 30 days. Alerts #ops-alerts. Oncall rota 4 people."
+    )
+    assert not restates_all(half, SUMMARY)
+
+
+def test_four_values_are_not_many() -> None:
+    """Invariant (MANY_VALUES = 5): a fact of four values is judged by the one-value rules
+    (a row of a series and its sibling look alike: "worker 0 session 1 … item 4")."""
+    assert not restates_all(
+        "Gran's garden: 12 roses, 4 tulips, 9 lilies, 2 ponds",
+        "Gran's garden: 10 roses, 3 tulips, 8 lilies, 2 ponds",
+    )
+    assert restates_all(
+        "Gran's garden: 12 roses, 4 tulips, 9 lilies, 2 ponds, 6 benches",
+        "Gran's garden: 10 roses, 3 tulips, 8 lilies, 2 ponds, 6 benches",
+    )
+
+
+def test_rows_of_one_series_are_not_one_fact_said_again() -> None:
+    """Identifiers differing only in digits ("item-0000", "item-0001") name siblings."""
+    old = "Shelf item-0000 holds 3 units of part P0 in bay 2, row 7, level 1"
+    assert not restates_all(
+        "Shelf item-0001 holds 10 units of part P1 in bay 4, row 7, level 1", old
+    )
+    assert restates_all("Shelf item-0000 holds 10 units of part P0 in bay 4, row 7, level 1", old)
+    # one value changed is a partial update, not the whole fact said again (MIN_CHANGED = 2)
+    assert not restates_all(
+        "Shelf item-0000 holds 10 units of part P0 in bay 2, row 7, level 1", old
+    )
+    rows = ["worker 0 session 0 wrote item 1", "worker 1 session 2 wrote item 4"]
+    assert not supersedes(rows[1], rows[0])  # the next row

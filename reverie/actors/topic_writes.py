@@ -28,6 +28,7 @@ from reverie.rules.supersede import (
     parse,
     pick_superseded,
     restates,
+    restates_all,
     restates_values,
 )
 from reverie.stores import generated, summaries, topics
@@ -69,7 +70,11 @@ class TopicWrites(WriteBase):
                 fact_id
                 for fact_id, content in topics.latest(conn, self.namespace, topic, RELATED_FACTS)
                 if fact_id not in known
-                and (changes_value(text, content) or restates_values(text, content))
+                and (
+                    changes_value(text, content)
+                    or restates_values(text, content)
+                    or restates_all(text, content)
+                )
             ],
         )
         return sorted(

@@ -255,18 +255,85 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
     seen: set[str] = set()
     out = []
     for raw in found:
-        sentence = declarative(_without_lead_in(raw))
-        if sentence is None or is_chatter(sentence, min_chars) or is_hedged(sentence):
-            continue
-        if has_secret(sentence) or sentence.lower() in seen:
-            continue
-        anchor = _anchor(sentence)
-        if anchor is None:
-            continue
-        seen.add(sentence.lower())
-        found_tag = tag(sentence)
-        out.append(Candidate(sentence, found_tag, weight(found_tag), anchor))
+        for sentence in _claims_of(_without_lead_in(raw)):
+            if is_chatter(sentence, min_chars) or has_secret(sentence):
+                continue
+            if sentence.lower() in seen:
+                continue
+            seen.add(sentence.lower())
+            anchor = _anchor(sentence)
+            if anchor is not None:
+                found_tag = tag(sentence)
+                out.append(Candidate(sentence, found_tag, weight(found_tag), anchor))
     return out
+
+
+def _claims_of(sentence: str) -> list[str]:
+    """What a sentence asserts: its statement, less a question, request or aside it ends
+    with; and a fact its question or worry takes for granted ("how do I spend the
+    increased budget of $6,200 for licences?")."""
+    kept = declarative(sentence)
+    if kept is not None and is_hedged(kept):
+        kept = _before_aside(kept)
+    out = [kept] if kept else []
+    if kept != sentence:
+        given = presupposed(sentence)
+        if given and not (kept and given.lower() in kept.lower()):
+            out.append(given)
+    return out
+
+
+# A clause saying what the speaker does not know *about something else* ("…, but I'm not
+# sure how to wire it in"): it asks, it does not hedge the clauses before it. A bare hedge
+# ("…, not sure", "…, dont quote me") does.
+_ASIDE: Final = re.compile(
+    r"\b(?:not sure|unsure|wondering|wonder|no idea|don'?t know|do not know|idk)"
+    r"\s+(?:how|what|whether|if|why|where|when|which|who)\b",
+    re.I,
+)
+
+
+def _before_aside(sentence: str) -> str | None:
+    """The clauses before an aside that asks about something else, when none of them is
+    hedged; None when a hedge touches the statement itself."""
+    kept: list[str] = []
+    for clause in _CLAUSE.split(sentence):
+        if _ASIDE.search(clause):
+            break
+        if is_hedged(clause):
+            return None
+        kept.append(clause.strip())
+    else:
+        return None
+    text = ", ".join(kept).strip(" ,")
+    return text if len(text.split()) >= 3 else None
+
+
+# A definite description that carries a changed or set value: "the increased budget of
+# $6,200 for licences", "the sound mixing sessions got extended to July 16".
+_GIVEN: Final = re.compile(
+    r"\b(?:the|my|our|his|her|their)\s+(?:(?!(?:the|my|our|his|her|their)\b)[\w'-]+\s+){0,6}?"
+    r"(?:new|\w+ed|\w+en)\s+"
+    r"(?:[\w'-]+\s+){0,3}?(?:of|to|at|from\s+[^,;?]{1,30}?\s+to)\s+(?:[a-z]+\s+)?[$€£¥#]?\d"
+    r"(?:[^,;?]|,(?=\d))*",
+    re.I,
+)
+_CONDITIONAL: Final = re.compile(r"\b(?:if|whether|suppose|assuming|in case|unless)\b", re.I)
+
+
+def presupposed(sentence: str) -> str | None:
+    """The fact a question or worry takes for granted, as a statement: a definite
+    description with a value set or changed. None when it is itself hedged, conditional
+    or planned."""
+    for clause in re.split(r"[,;?]\s+|\?|\s+(?:but|so|and then)\s+", sentence):
+        found = _GIVEN.search(clause)
+        if found is None:
+            continue
+        text = found.group(0).strip(" .!")
+        if _CONDITIONAL.search(clause[: found.end()]) or _HEDGE.search(text.lower()):
+            continue
+        return text[:1].upper() + text[1:]
+    return None
 
 
 # The assistant reporting what a tool showed it: a verified result, not advice.

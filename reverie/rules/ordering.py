@@ -40,5 +40,7 @@ def latest_only(batch: Sequence[S]) -> tuple[list[S], list[S]]:
 
 
 def by_priority(batch: Sequence[S]) -> list[S]:
-    """HIGH weight first, then the newest first."""
-    return sorted(batch, key=lambda s: (s.weight != "high", -s.id))
+    """HIGH weight first, then in the order they were said: a statement is written after
+    the earlier ones it may correct or restate, and of two facts one flush writes, the
+    later saying is the newer row."""
+    return sorted(batch, key=lambda s: (s.weight != "high", s.id))

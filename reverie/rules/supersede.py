@@ -43,7 +43,9 @@ from reverie.rules.claims import (
 from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, tokens
 from reverie.rules.value_slots import (
     changes_value,
+    competes,
     replaces_value,
+    restates_all,
     restates_values,
     value_slots,
     words_of,
@@ -54,11 +56,13 @@ __all__ = [
     "Keys",
     "changes_value",
     "closeness",
+    "competes",
     "keys",
     "parse",
     "pick_superseded",
     "replaces_value",
     "restates",
+    "restates_all",
     "restates_values",
     "same_fact",
     "subject_phrase",
@@ -96,7 +100,7 @@ def _same_role(new: Claim, old: Claim) -> bool:
 def supersedes(new_text: str, old_text: str) -> bool:
     """True when ``new_text`` is a correction of ``old_text`` under the rule above."""
     new, old = parse(new_text), parse(old_text)
-    if new.negated:
+    if new.negated and not _denies(old_text, new.negated):
         negated = set(tokens(new.negated)) - STOPWORDS
         if negated and negated <= set(tokens(old_text)):
             return True
@@ -119,6 +123,19 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return False
     differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
     return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+def _denies(text: str, phrase: str) -> bool:
+    """Whether ``text`` itself says "not <phrase>" ("encourages him not to give up"): it
+    agrees with a statement that denies the phrase, it does not assert what is denied."""
+    words = tokens(text)
+    said = [w for w in tokens(phrase) if w not in STOPWORDS]
+    for i, word in enumerate(words):
+        if word in {"not", "never", "no"} and said:
+            after = [w for w in words[i + 1 : i + 1 + len(said) + 2] if w not in STOPWORDS]
+            if after[: len(said)] == said:
+                return True
+    return False
 
 
 def same_fact(new_text: str, old_text: str, threshold: float) -> bool:

@@ -31,7 +31,7 @@ _CHANGE = re.compile(
     r"|(?:to|will) (?:reduce|increase|decrease|raise|lower|bump|extend|shift|move|change"
     r"|switch|cut|push)"
     r"|from [^,;.]{1,40} to|set (?:[\w'./-]+ ){0,4}to)\b"
-    r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,3}to\s+\S*\d",
+    r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,4}to\s+\S*\d",
     re.I,
 )
 _WINDOW = 4
@@ -105,7 +105,7 @@ def changes_value(new_text: str, old_text: str) -> bool:
         return False
     if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
         return False  # a new identifier beside a new value names another thing ("web-2 … 8002")
-    if not (said or _same_claim(new_text, old_text)):
+    if not (said or _same_claim(new_text, old_text) or _sets_state(new_text, old_text)):
         if not any(_names_attribute(new_text, old_text, v) for v, _, _ in fresh):
             return False
     words = words_of(new_text)
@@ -114,6 +114,13 @@ def changes_value(new_text: str, old_text: str) -> bool:
         fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
         need = 2 if len(words) > _LONG else 1  # a long one shares two words with it
     return any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots)
+
+
+def _sets_state(new_text: str, old_text: str) -> bool:
+    """A state said as a claim ("Log bucket is s3://…-us") after a statement that set that
+    state ("we set the log bucket to s3://…-eu"): the claim gives the current value."""
+    old = parse(old_text)
+    return parse(new_text).has_relation and not old.has_relation and _says_change(old_text)
 
 
 @lru_cache(maxsize=65536)
@@ -167,6 +174,8 @@ def _same_slot(new: Slot, old: Slot, new_words: frozenset[str], need: int = 1) -
         return False
     if len((near & around) - {unit, old_unit}) < need:  # a unit alone is not the thing
         return False
+    if _unit_kind(unit) is not None and _unit_kind(unit) == _unit_kind(old_unit):
+        return True  # "10 minutes" and "5 min": one unit, spelled two ways
     return not old_unit or not unit or old_unit in new_words or unit in around
 
 
@@ -186,15 +195,22 @@ _UNIT_SHAPES = {
 }
 
 
+@lru_cache(maxsize=1024)
+def _unit_kind(unit: str) -> str | None:
+    """The kind of measure a unit word names ("min", "minut" → duration), if any."""
+    for name, units in _UNIT_SHAPES.items():
+        if unit and (unit in units or unit in {stem(u) for u in units}):
+            return name
+    return None
+
+
 def slot_shape(value: str, unit: str) -> str:
     """A value's kind, read with the word after it: "90 sec" is a duration like "30s"."""
     kind = shape(value)
     if kind in {"percent", "version"} and value.count(".") <= 1:
         kind = "number"  # "99.5%" and "99.7", "3.11" and "3.12": decimals alike
     if kind == "number":
-        for name, units in _UNIT_SHAPES.items():
-            if unit in units or unit in {stem(u) for u in units}:
-                return name
+        return _unit_kind(unit) or kind
     return kind
 
 
@@ -210,6 +226,7 @@ def _names_attribute(new_text: str, old_text: str, value: str) -> bool:
 
 
 RESTATED_SHARE = 0.5
+RESTATED_NEAR = 2
 
 
 def restates_values(new_text: str, old_text: str) -> bool:
@@ -227,8 +244,12 @@ def restates_values(new_text: str, old_text: str) -> bool:
     if a and b and not (a <= b or b <= a):
         return False  # the same number about Caroline and about Melanie
     if len(new_slots) == 1:  # one value: the whole statement says what it is a value of,
-        x, y = words_of(new_text), words_of(old_text)  # and most of it is said by both
-        return bool(x & y) and len(x & y) >= RESTATED_SHARE * min(len(x), len(y))
+        x, y = words_of(new_text), words_of(old_text)  # and most of it is said by both,
+        (_, near, unit), (_, around, old_unit) = new_slots[0], old_slots[0]
+        beside = (near & around) - {unit, old_unit}  # or two words beside the value are
+        return bool(x & y) and (
+            len(x & y) >= RESTATED_SHARE * min(len(x), len(y)) or len(beside) >= RESTATED_NEAR
+        )
     return all(a & b for (_, a, _), (_, b, _) in zip(new_slots, old_slots, strict=True))
 
 
@@ -241,8 +262,79 @@ def replaces_value(new_text: str, old_text: str) -> bool:
     a summary's many values ("Pike deposition May 28, Hollis $525/h, 127 exhibits …" →
     "the deposition moved to May 30") must not hide the rest: both stay live, and search
     puts the newer first (``changes_value`` alone, in ``stores.search``)."""
+    if restates_all(new_text, old_text):
+        return True
     if not changes_value(new_text, old_text):
         return False
     new_values = {v for v, _, _ in value_slots(new_text)}
     others = [v for v, _, _ in value_slots(old_text) if v not in new_values]
     return len(others) < PARTIAL_VALUES + 1
+
+
+COMPETING_SHARE = 0.25
+
+
+def competes(new_text: str, old_text: str) -> bool:
+    """Two statements giving one thing different values, however they are worded ("my
+    Zotero library has 45 sources" / "I've added 52 sources to my Zotero library"): a value
+    of one kind, unit and context in both, different, in statements that say mostly the
+    same. Weaker than a correction — no change need be said — so it only orders search
+    hits (the newer first) and never supersedes anything."""
+    new_slots, old_slots = value_slots(new_text), value_slots(old_text)
+    new_values, old_values = {v for v, _, _ in new_slots}, {v for v, _, _ in old_slots}
+    fresh = [s for s in new_slots if s[0] not in old_values]
+    former = [s for s in old_slots if s[0] not in new_values]
+    if not (fresh and former):
+        return False
+    if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
+        return False  # a new identifier beside a new value names another thing
+    a, b = _names(new_text, initial=True), _names(old_text, initial=True)
+    if a and b and not (a & b):
+        return False  # the same kind of value about Caroline and about Melanie
+    x, y = words_of(new_text), words_of(old_text)
+    if len(x & y) < max(2, COMPETING_SHARE * min(len(x), len(y))):
+        return False
+    if len(fresh) == 1:  # one new value: the whole statement says what it is a value of
+        fresh = [(fresh[0][0], fresh[0][1] | x, fresh[0][2])]
+    return any(_same_slot(s, o, x) for s in fresh for o in former)
+
+
+COVERED_SHARE = 0.75
+MANY_VALUES = 5
+MIN_CHANGED = 2
+
+
+def restates_all(new_text: str, old_text: str) -> bool:
+    """A summary of many values (five or more) said again with some of them changed ("EKS
+    3 nodes, RDS postgres 14, backups 7 days …" → "EKS 5 nodes. RDS postgres 16. Backups 30
+    days …"): at least three quarters of the old values are repeated or given a newer value of the
+    same kind beside a word they shared, so replacing it hides nothing; at least two
+    changed."""
+    new_slots, old_slots = value_slots(new_text), value_slots(old_text)
+    if len(old_slots) < MANY_VALUES or len(new_slots) < MANY_VALUES:
+        return False
+    a, b = _names(new_text, initial=True), _names(old_text, initial=True)
+    if a and b and not (a & b):
+        return False
+    old_values = {v for v, _, _ in old_slots}
+    unused = [s for s in new_slots if s[0] not in old_values]  # each covers one old value
+    repeated = changed = 0
+    for value, around, _ in old_slots:
+        if value in {v for v, _, _ in new_slots}:
+            repeated += 1
+            continue
+        match = next((s for s in unused if shape(s[0]) == shape(value) and s[1] & around), None)
+        if match is not None:
+            if _sibling(match[0], value):
+                return False  # "item-0001" after "item-0000" names the next row, not a change
+            unused.remove(match)
+            changed += 1
+    if not repeated and words_of(new_text) == words_of(old_text):
+        return False  # one template, every value new: the next row ("worker 1 … item 3")
+    # one value changed is a partial update (``replaces_value``'s guard), not a new saying
+    return changed >= MIN_CHANGED and repeated + changed >= COVERED_SHARE * len(old_slots)
+
+
+def _sibling(new: str, old: str) -> bool:
+    """Two identifiers that differ only in their digits: members of one series."""
+    return shape(new) == "name" and re.sub(r"\d+", "#", new) == re.sub(r"\d+", "#", old)

@@ -9,4 +9,5 @@ from __future__ import annotations
 
 from typing import Final
 
-RULES_VERSION: Final = 2  # 2: chat-form extraction, value slots, labels, canonical values
+RULES_VERSION: Final = 3  # 2: chat-form extraction, value slots, labels, canonical values
+# 3: chat interjections are not subjects

@@ -17,7 +17,7 @@ from datetime import datetime
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
-from reverie.rules.supersede import changes_value, supersedes
+from reverie.rules.supersede import changes_value, competes, supersedes
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import SearchHit, SearchResults
@@ -237,24 +237,31 @@ def _freshen(
 
 
 def _corrections_first(ranked: list[_Ranked], k: int) -> None:
-    """A live fact that corrects another live fact (the supersede rule, read across topics:
-    one the flush could not put beside its original) takes the better place of the two.
-    Only the ``k`` hits returned are compared, and only those holding values."""
+    """A live fact or entry that gives another's thing a newer value takes the better place
+    of the two: a correction the supersede rule could not act on (across topics, or a
+    change of one value of many), or a new value said with no word of change. Only the
+    ``k`` hits returned are compared, and only those holding values."""
     facts = [
         i
         for i, r in enumerate(ranked[:k])
-        if r.live and r.hit.kind == "fact" and values(r.hit.text)
+        if r.live and r.hit.kind != "episode" and values(r.hit.text)
     ]
     for x, i in enumerate(facts):
         for j in facts[x + 1 :]:
             above, below = ranked[i], ranked[j]
-            if (below.hit.written_at or "") <= (above.hit.written_at or ""):
-                continue
-            if supersedes(below.hit.text, above.hit.text) or changes_value(
-                below.hit.text, above.hit.text
-            ):
+            if (below.hit.written_at or "", below.rid) <= (above.hit.written_at or "", above.rid):
+                continue  # one flush writes in the order things were said: rowids break ties
+            if _newer_value(below.hit.text, above.hit.text):
                 ranked[i] = replace(below, hit=replace(below.hit, score=above.hit.score))
                 ranked[j] = replace(above, hit=replace(above.hit, score=below.hit.score))
+
+
+def _newer_value(new_text: str, old_text: str) -> bool:
+    return (
+        supersedes(new_text, old_text)
+        or changes_value(new_text, old_text)
+        or competes(new_text, old_text)
+    )
 
 
 def _subjects(ranked: list[_Ranked], threshold: float) -> dict[int, list[int]]:
