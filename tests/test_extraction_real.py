@@ -111,6 +111,71 @@ def test_a_statement_before_its_question_is_kept() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "We moved the nightly backup to 03:15, but I'm not sure how to update the cron file.",
+            "We moved the nightly backup to 03:15",
+        ),
+        (
+            "Our pantry rota has 14 volunteers now, wondering whether to split it in two",
+            "Our pantry rota has 14 volunteers now",
+        ),
+    ],
+)
+def test_an_aside_about_something_else_does_not_hedge_the_statement(text: str, kept: str) -> None:
+    """A clause saying what the speaker does not know about another thing asks; it does
+    not hedge the clauses before it."""
+    assert [c.text for c in candidates(text, 20)] == [kept]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We moved the nightly backup to 03:15, not sure",
+        "the rota has 14 volunteers, i think, not sure how many stay",
+        "the venue fits 120 people or so, no idea how many will come",
+    ],
+)
+def test_a_hedge_on_the_statement_itself_still_drops_it(text: str) -> None:
+    assert candidates(text, 20) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "given"),
+    [
+        (
+            "How do I split the increased grant of $48,000 across the two schools?",
+            "The increased grant of $48,000 across the two schools",
+        ),
+        (
+            "Any tips for packing, since my flight got pushed to June 14 at 6 am?",
+            "My flight got pushed to June 14 at 6 am",
+        ),
+        (
+            "What should I cut now that the revised word limit of 8,000 applies?",
+            "The revised word limit of 8,000 applies",
+        ),
+    ],
+)
+def test_a_value_a_question_takes_for_granted_is_a_candidate(text: str, given: str) -> None:
+    assert given in [c.text for c in candidates(text, 20)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "should we move the deadline to May 9?",
+        "what if the delayed train arrives at 5 pm?",
+        "could the updated quota of 1,500 maybe be too low?",
+        "can you remind me whether it's rescheduled to March 22?",
+    ],
+)
+def test_a_change_a_question_only_proposes_or_doubts_is_not(text: str) -> None:
+    assert candidates(text, 20) == []
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "my key is AKIAIOSFODNN7EXAMPLE",

@@ -82,3 +82,40 @@ async def test_turns_are_numbered_per_session(rv: reverie.Reverie) -> None:
     async with ns.session("b") as s:
         assert (await s.turn(assistant="only the assistant spoke")).turn == 0
     assert len(await ns.episodes()) == 4
+
+
+async def test_a_fact_ranks_above_the_turn_it_was_taken_from(rv: reverie.Reverie) -> None:
+    """One thing learned, shown once: the flushed fact takes its source turn's place and
+    the turn goes after every other hit (still in the pool)."""
+    ns = rv.namespace()
+    async with ns.session("s") as s:
+        await s.turn(
+            user="The billing export job writes to s3://acme-billing-exports every night.",
+            assistant="Noted. Do you want the export retention reviewed as well?",
+        )
+        await s.turn(user="The billing team lead is Priya Raman.")
+        await s.idle()
+        await rv.wait_idle()
+    hits = await ns.search("billing export job bucket", k=10)
+    kinds = [h.kind for h in hits]
+    assert kinds[0] == "fact" and "s3://acme-billing-exports" in hits[0].text
+    facts = [h.text for h in hits if h.kind != "episode"]
+    assert any("Priya Raman" in t for t in facts)
+    # both turns were learned from: each goes after every fact, in the order it had
+    assert kinds == ["fact"] * len(facts) + ["episode"] * (len(hits) - len(facts))
+    assert "acme-billing-exports" in hits[len(facts)].text
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+async def test_a_short_entry_does_not_claim_a_turn_as_its_source(rv: reverie.Reverie) -> None:
+    """Invariant (_SOURCE_MIN, 24 chars): "Uses tabs." is too common a phrase to say which
+    turn it came from; the turn keeps its place."""
+    ns = rv.namespace()
+    async with ns.session("s") as s:
+        add = {"action": "add", "target": "memory", "content": "Uses tabs."}
+        ok(await s.call_tool("memory", add), "ADD")
+        await s.turn(user="The legacy repo uses tabs. The linter uses tabs too, uses tabs!")
+        await s.turn(user="Why does the new formatter convert tabs into four spaces in every file?")
+    hits = await ns.search("uses tabs", k=5)
+    assert [h.kind for h in hits] == ["entry", "episode", "episode"]
+    assert "legacy repo" in hits[1].text

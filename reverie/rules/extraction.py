@@ -273,7 +273,7 @@ def _claims_of(sentence: str) -> list[str]:
     with; and a fact its question or worry takes for granted ("how do I spend the
     increased budget of $6,200 for licences?")."""
     kept = declarative(sentence)
-    if kept is not None and is_hedged(kept):
+    if kept is not None and (is_hedged(kept) or _ASIDE.search(kept)):
         kept = _before_aside(kept)
     out = [kept] if kept else []
     if kept != sentence:

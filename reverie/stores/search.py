@@ -9,6 +9,7 @@ written recently, and, among live hits about one subject, the newer first (see
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -141,7 +142,7 @@ def search(
         ]
         if similar:
             ranked = _fuse(conn, ranked, [rid for rid, _ in similar], ranking)
-    hits = [r.hit for r in _freshen(ranked, now, ranking, k)[:k]]
+    hits = [r.hit for r in _sources_after(_freshen(ranked, now, ranking, k))[:k]]
     if include_superseded:
         return SearchResults(hits, 0)
     counted = fetchone(
@@ -254,6 +255,42 @@ def _corrections_first(ranked: list[_Ranked], k: int) -> None:
             if _newer_value(below.hit.text, above.hit.text):
                 ranked[i] = replace(below, hit=replace(below.hit, score=above.hit.score))
                 ranked[j] = replace(above, hit=replace(above.hit, score=below.hit.score))
+
+
+_SOURCE_MIN = 24  # chars: a shorter fact is too common a phrase to name its source
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _sources_after(ranked: list[_Ranked]) -> list[_Ranked]:
+    """One thing learned, shown once: a live fact or entry taken from an episode that hit
+    too takes the episode's place when that is the better one, and the episode goes after
+    every other hit (it stays in the pool, and in the log)."""
+    plain = {
+        r.rid: text
+        for r in ranked
+        if r.live and r.hit.kind != "episode" and len(text := _plain(r.hit.text)) >= _SOURCE_MIN
+    }
+    if not plain:
+        return ranked
+    out = list(ranked)
+    sources: set[int] = set()
+    for i, r in enumerate(out):
+        if r.hit.kind != "episode":
+            continue
+        said = _plain(r.hit.text)
+        taken = [j for j, x in enumerate(out) if x.rid in plain and plain[x.rid] in said]
+        if not taken:
+            continue
+        sources.add(r.rid)
+        j = taken[0]
+        if j > i:  # the fact takes the place its source had
+            out[i], out[j] = out[j], r
+    order = [r for r in out if r.rid not in sources] + [r for r in out if r.rid in sources]
+    scores = sorted((r.hit.score for r in ranked), reverse=True)  # the places keep theirs
+    return [replace(r, hit=replace(r.hit, score=x)) for r, x in zip(order, scores, strict=True)]
 
 
 def _newer_value(new_text: str, old_text: str) -> bool:
