@@ -272,6 +272,9 @@ def test_people_channels_and_named_values_are_routed_to_topics() -> None:
         ("heads up, postgres pool size dropped to 20", "postgres"),
         ("btw the s3 bucket is acme-logs", "bucket"),
         ("The staging database is pg-stage-2", "staging"),
+        # a verb after a subject pronoun, and chat filler, never name a topic
+        ("I'm kinda stuck with my grading rubric, I block 2-hour slots on Mondays", "rubric"),
+        ("we met the landlord on June 2", "landlord"),
     ],
 )
 def test_topics_are_named_from_the_subject_never_a_function_word(text: str, name: str) -> None:

@@ -274,7 +274,8 @@ FUNCTION_WORDS: Final = STOPWORDS | frozenset(
     gone make makes made making need needs want wants trying try tried see seems thing
     things stuff something anything everything nothing one ones way lot bit kind sort
     given new old good bad big small first last next sorry typo heads ref fyi note quick
-    question update reminder fwiw imo tbh thx yeah cool nice great plus few changes""".split()
+    question update reminder fwiw imo tbh thx yeah cool nice great plus few changes kinda
+    sorta gonna wanna gotta lemme dunno totally super literally honestly""".split()
 )
 
 
@@ -299,12 +300,38 @@ def topic_name(text: str) -> str | None:
         if found:
             return found[0]
     words = tokens(text)
+    # a word right after a subject pronoun is its verb ("I block 3-hour slots", "we met")
+    verbs = {words[i + 1] for i, w in enumerate(words[:-1]) if w in _SUBJECTS}
     for i, word in enumerate(words):
-        if is_value(word) and i > 0 and _namable(words[i - 1]):
+        if is_value(word) and i > 0 and _namable(words[i - 1]) and words[i - 1] not in verbs:
             return words[i - 1]
+    head = _first_head(words, verbs)
+    if head:
+        return head
     after_to = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "to"}
-    found = [w for w in words if _namable(w) and w not in after_to]
+    found = [w for w in words if _namable(w) and w not in after_to | verbs]
     return found[0] if found else None
+
+
+_SUBJECTS: Final = frozenset("i we you they he she i'm we're im".split())
+_DETERMINERS: Final = frozenset("my our the his her their your this".split())
+
+
+def _first_head(words: list[str], verbs: set[str]) -> str | None:
+    """The last namable word of the first noun phrase a determiner opens ("my editing
+    schedule" → "schedule")."""
+    for i, word in enumerate(words):
+        if word not in _DETERMINERS:
+            continue
+        phrase: list[str] = []
+        for after in words[i + 1 : i + 5]:
+            if after in FUNCTION_WORDS or not after.isalpha():
+                break
+            phrase.append(after)
+        named = [w for w in phrase if _namable(w, ("ly",)) and w not in verbs]
+        if named:
+            return named[-1]
+    return None
 
 
 def slug(word: str) -> str:

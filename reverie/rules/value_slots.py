@@ -109,7 +109,8 @@ def changes_value(new_text: str, old_text: str) -> bool:
         if not any(_names_attribute(new_text, old_text, v) for v, _, _ in fresh):
             return False
     words = words_of(new_text)
-    need = 1
+    # several new values and no change said: two words beside one of them show the thing
+    need = 1 if _says_change(new_text) else 2
     if len(fresh) == 1:  # one new value: the whole statement says what it is a value of,
         fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
         need = 2 if len(words) > _LONG else 1  # a long one shares two words with it
