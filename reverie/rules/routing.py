@@ -317,7 +317,7 @@ _SUBJECTS: Final = frozenset("i we you they he she i'm we're im".split())
 _DETERMINERS: Final = frozenset("my our the his her their your this".split())
 
 
-def _first_head(words: list[str], verbs: set[str]) -> str | None:
+def _first_head(words: Sequence[str], verbs: set[str]) -> str | None:
     """The last namable word of the first noun phrase a determiner opens ("my editing
     schedule" → "schedule")."""
     for i, word in enumerate(words):
