@@ -311,3 +311,8 @@ async def test_a_timezone_said_in_passing_reaches_user_settings(
             await s.idle()
         await rv.wait_idle()
         assert [e.content for e in await ns.entries("user_settings")] == [stored]
+
+
+def test_an_interjection_never_names_a_topic() -> None:
+    assert topic_name("ugh 45s") is None
+    assert topic_name("welp, 3 replicas") == "replicas"

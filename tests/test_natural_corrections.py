@@ -60,6 +60,19 @@ UNRELATED = [
         "The raised budget of $4,500 for the studio rental",
         "We're hosting a team dinner on May 3 and I've budgeted $250 for 6 people",
     ),
+    # an intention to update is no setting of a value; "I'm trying", a month and "m" of
+    # "I'm" shared say nothing about which thing a value belongs to
+    (
+        "I'm trying to update my project plan to reflect the new launch date of June 3, 2025,"
+        " but I'm having trouble figuring out how to move my Asana tasks",
+        "I'm getting ready for the design review on June 12, 2025, and I want to make sure my"
+        " mockups are polished, especially the parts about navigation",
+    ),
+    (
+        "I'm looking to spend my increased March glaze budget of $50 on a new kit",
+        "I'm considering attending a craft fair that costs $15, but I also want to buy a new"
+        " glaze kit for $20, so I'm torn between the fair and the kit",
+    ),
     # "… and not give up" agrees with an old text that says "not to give up" too
     (
         "Gina expresses full support for Jon and encourages him not to give up.",

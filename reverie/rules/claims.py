@@ -15,7 +15,7 @@ CORRECTION_PREFIX = re.compile(
     r"^\s*(?:(?:actually|correction|update|updated|wait|no|nope|oops|sorry|fyi|btw|by the way"
     r"|note|reminder|as a reminder|just a reminder|just to confirm|to confirm|heads up"
     r"|scratch that|i mean|ok|okay|so|yeah|yea|yep|yup|yes|well|anyway|anyways|oh|ah|hey"
-    r"|also|and)\b[\s,:;!.\u2014\u2013-]*)+",
+    r"|also|and|ugh|argh|meh|whoops|welp|hmm|omg)\b[\s,:;!.\u2014\u2013-]*)+",
     re.I,
 )
 LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")

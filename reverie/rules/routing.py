@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from reverie.rules.claims import IRREGULAR_PAST
 from reverie.rules.extraction import Tag, Weight, weight
 from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.similarity import STOPWORDS, is_value, stem, tokens
@@ -275,7 +276,8 @@ FUNCTION_WORDS: Final = STOPWORDS | frozenset(
     things stuff something anything everything nothing one ones way lot bit kind sort
     given new old good bad big small first last next sorry typo heads ref fyi note quick
     question update reminder fwiw imo tbh thx yeah cool nice great plus few changes kinda
-    sorta gonna wanna gotta lemme dunno totally super literally honestly""".split()
+    sorta gonna wanna gotta lemme dunno totally super literally honestly ugh argh meh
+    oops whoops welp gah omg wow yay phew""".split()
 )
 
 
@@ -285,6 +287,7 @@ def _namable(word: str, verbs: tuple[str, ...] = ("ing", "ed", "ly")) -> bool:
         and len(word) >= 3
         and word not in FUNCTION_WORDS
         and word not in _NOT_A_NAME
+        and word not in IRREGULAR_PAST
         and not word.endswith(verbs)
     )
 

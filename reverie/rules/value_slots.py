@@ -53,7 +53,7 @@ def value_slots(text: str, window: int = _WINDOW) -> tuple[tuple[str, frozenset[
         near: set[str] = set()
         for other in words[max(0, i - window) : i + window + 1]:
             for part in re.split(r"[/_]", other):  # "default_pool_size", "calls/day"
-                if part and not is_value(part) and part not in STOPWORDS | FILLER | names:
+                if len(part) > 2 and not is_value(part) and part not in _NOT_NEAR | names:
                     near.add(stem(part))
         unit = next(
             (
@@ -79,6 +79,15 @@ _CALENDAR = frozenset(
     jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
     saturday sunday""".split()
 )
+# The speaker's attitude to what they say ("I'm trying to …", "I'm worried that …"), and
+# in a whole statement calendar words (part of a date value): neither says which thing a
+# value belongs to. Contraction remnants ("m" of "I'm") are not words either.
+_ATTITUDE = frozenset(
+    """try trying tried plan planning planned look looking considering consider wondering
+    wonder worried worry hoping hope thinking think want wanted wanting need needed feel
+    feeling felt curious struggling stuck nervous excited glad happy kinda sorta really
+    gonna wanna""".split()
+)
 _CHANGE_WORDS = frozenset(
     stem(w)
     for w in """now update updated change changed moved switched increased decreased raised
@@ -86,6 +95,8 @@ _CHANGE_WORDS = frozenset(
     adjusted upgraded downgraded replaced revised expanded doubled halved from to recently
     currently""".split()
 )
+_NOT_NEAR = STOPWORDS | FILLER | _ATTITUDE  # "by March 1" beside both values is a clue
+_NOT_CONTEXT = _NOT_NEAR | _CALENDAR
 
 
 def changes_value(new_text: str, old_text: str) -> bool:
@@ -120,8 +131,13 @@ def changes_value(new_text: str, old_text: str) -> bool:
 def _sets_state(new_text: str, old_text: str) -> bool:
     """A state said as a claim ("Log bucket is s3://…-us") after a statement that set that
     state ("we set the log bucket to s3://…-eu"): the claim gives the current value."""
-    old = parse(old_text)
-    return parse(new_text).has_relation and not old.has_relation and _says_change(old_text)
+    if not parse(new_text).has_relation or parse(old_text).has_relation:
+        return False
+    return any(is_value(m["value"].strip(".,;")) for m in _SET_TO.finditer(old_text))
+
+
+# a done setting of a value: "we set the log bucket to s3://…", "bumped the pool to 90"
+_SET_TO = re.compile(r"\b(?:\w+ed|set|put|got)\s+(?:[\w'-]+\s+){0,4}?to\s+(?P<value>\S+)", re.I)
 
 
 @lru_cache(maxsize=65536)
@@ -158,7 +174,7 @@ def words_of(text: str) -> frozenset[str]:
         frozenset(
             stem(w)
             for w in tokens(body)
-            if w.isalpha() and w not in STOPWORDS and w not in FILLER and w not in names
+            if w.isalpha() and len(w) > 2 and w not in _NOT_CONTEXT and w not in names
         )
         - _CHANGE_WORDS
     )
