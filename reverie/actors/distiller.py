@@ -139,14 +139,16 @@ class Distiller(Stage):
                 )
             self.done(conn, {"topics": {r["topic"]: r["status"] for r in results}})
 
-        def project(_: sqlite3.Connection, __: None) -> None:
-            for record in done:
-                summary = str(drafts[record["topic"]].summary)
-                write = self.s.projector.write_summary
-                self.project(partial(write, self.namespace, record["topic"], summary))
-
-        # a summary commits at once, in write order with the writer's corrections
-        await self.commit(store, "distill", records, then=project if done else None, defer=not done)
+        # a summary commits at once, in write order with the writer's corrections; its file
+        # is written from a reader thread (the state it finds), off the writer's thread
+        await self.commit(store, "distill", records, defer=not done)
+        if done:
+            refresh = partial(
+                self.s.projector.refresh_summaries,
+                namespace=self.namespace,
+                names=[r["topic"] for r in done],
+            )
+            await self.s.db.read(lambda conn: self.project(partial(refresh, conn)))
         self._announce(done)
 
     def _announce(self, done: list[dict[str, Any]]) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from reverie.rules.claims import (
     CORRECTION_PREFIX,
@@ -40,7 +41,7 @@ from reverie.rules.claims import (
     parse,
     same_subject,
 )
-from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, tokens
+from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, stem, tokens
 from reverie.rules.value_slots import (
     changes_value,
     competes,
@@ -99,6 +100,8 @@ def _same_role(new: Claim, old: Claim) -> bool:
 
 def supersedes(new_text: str, old_text: str) -> bool:
     """True when ``new_text`` is a correction of ``old_text`` under the rule above."""
+    if not _stems(new_text) & _stems(old_text):
+        return False  # every path below needs a word in common (a subject, a slot's word)
     new, old = parse(new_text), parse(old_text)
     if new.negated and not _denies(old_text, new.negated):
         negated = set(tokens(new.negated)) - STOPWORDS
@@ -123,6 +126,12 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return False
     differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
     return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+@lru_cache(maxsize=65536)
+def _stems(text: str) -> frozenset[str]:
+    parts = (p for t in tokens(text) for p in [t, *re.split(r"[/_]", t)] if p)
+    return frozenset(stem(p) for p in parts if p not in STOPWORDS)  # "default_pool_size"
 
 
 def _denies(text: str, phrase: str) -> bool:

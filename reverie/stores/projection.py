@@ -32,8 +32,11 @@ FILES = {"memory": "MEMORY.md", "user": "USER.md", "soul": "SOUL.md"}
 
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so a reader sees the old or the new file, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:  # the folder is there but for a file's first write: no mkdir on the hot path
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -146,7 +149,8 @@ class Projector:
             return
         path = self.log_file(namespace, name)
         lines = "".join(_line(r) for r in records)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8") as handle:
 
             def append() -> None:
@@ -160,6 +164,21 @@ class Projector:
         path = self.summary_file(namespace, topic)
         self._flocked(lambda: atomic_write(path, summary + "\n"))
 
+    def refresh_summaries(
+        self, conn: sqlite3.Connection, namespace: str, names: Iterable[str]
+    ) -> None:
+        """Each topic's ``summary.md`` as the database holds it now, read under the
+        projection lock: written from a reader thread after a commit, it can never put back
+        a summary that a later write's projection (which also takes the lock) replaced."""
+
+        def run() -> None:
+            for topic in names:
+                text = summaries.current(conn, namespace, topic, separator="\n")
+                if text:
+                    atomic_write(self.summary_file(namespace, topic), text + "\n")
+
+        self._flocked(run)
+
     def write_skill(self, skill: Skill) -> None:
         path = self.skill_file(skill.namespace, skill.name)
         text = skill_markdown(skill)
@@ -167,7 +186,8 @@ class Projector:
 
     def _flocked(self, write: Callable[[], T]) -> T:
         """Run one file write under the cross-process lock, all in the calling thread."""
-        self.home.mkdir(parents=True, exist_ok=True)
+        if not self.home.is_dir():
+            self.home.mkdir(parents=True, exist_ok=True)
         with open(self._lock_path, "a+b") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
