@@ -90,7 +90,8 @@ async def test_a_fact_ranks_above_the_turn_it_was_taken_from(rv: reverie.Reverie
     ns = rv.namespace()
     async with ns.session("s") as s:
         await s.turn(
-            user="The billing export job writes to s3://acme-billing-exports every night.",
+            # a turn whose fact says nearly all of it (> _COVERED, < all): once is enough
+            user="The billing export job writes to s3://acme-billing-exports every night. Ok?",
             assistant="Noted. Do you want the export retention reviewed as well?",
         )
         await s.turn(user="The billing team lead is Priya Raman.")
@@ -119,3 +120,20 @@ async def test_a_short_entry_does_not_claim_a_turn_as_its_source(rv: reverie.Rev
     hits = await ns.search("uses tabs", k=5)
     assert [h.kind for h in hits] == ["entry", "episode", "episode"]
     assert "legacy repo" in hits[1].text
+
+
+async def test_a_turn_that_said_more_than_its_facts_keeps_its_place(rv: reverie.Reverie) -> None:
+    """Invariant (_COVERED = 0.6): a turn whose facts say less than most of what the user
+    said stays right after them, not after every other hit."""
+    ns = rv.namespace()
+    async with ns.session("s") as s:
+        await s.turn(
+            user="The billing export job writes to s3://acme-billing-exports every night. "
+            "Can you suggest a way to monitor the billing export and page me when it fails?"
+        )
+        await s.turn(user="The billing dashboard lives at grafana.acme.io/d/billing-42 for now.")
+        await s.idle()
+        await rv.wait_idle()
+    hits = await ns.search("billing export job", k=10)
+    kinds = [h.kind for h in hits]
+    assert kinds[:2] == ["fact", "episode"] and "page me" in hits[1].text

@@ -264,10 +264,14 @@ def _plain(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+_COVERED = 0.6  # of the user's side of a turn: its facts say what it said
+
+
 def _sources_after(ranked: list[_Ranked]) -> list[_Ranked]:
-    """One thing learned, shown once: a live fact or entry taken from an episode that hit
-    too takes the episode's place when that is the better one, and the episode goes after
-    every other hit (it stays in the pool, and in the log)."""
+    """One thing learned, shown first: a live fact or entry taken from an episode that hit
+    too moves up to just before that episode; when the turn's facts say most of what the
+    user said in it (``_COVERED``), the turn goes after every other hit instead (once is
+    enough; it stays in the pool and in the log). Scores keep their places."""
     plain = {
         r.rid: text
         for r in ranked
@@ -275,22 +279,29 @@ def _sources_after(ranked: list[_Ranked]) -> list[_Ranked]:
     }
     if not plain:
         return ranked
-    out = list(ranked)
-    sources: set[int] = set()
-    for i, r in enumerate(out):
-        if r.hit.kind != "episode":
-            continue
-        said = _plain(r.hit.text)
-        taken = [j for j, x in enumerate(out) if x.rid in plain and plain[x.rid] in said]
-        if not taken:
-            continue
-        sources.add(r.rid)
-        j = taken[0]
-        if j > i:  # the fact takes the place its source had
-            out[i], out[j] = out[j], r
-    order = [r for r in out if r.rid not in sources] + [r for r in out if r.rid in sources]
-    scores = sorted((r.hit.score for r in ranked), reverse=True)  # the places keep theirs
-    return [replace(r, hit=replace(r.hit, score=x)) for r, x in zip(order, scores, strict=True)]
+    out, told = list(ranked), set()
+    i = 0
+    while i < len(out):
+        if out[i].hit.kind == "episode":
+            said = _plain(out[i].hit.text)
+            taken = [x for x in out if x.rid in plain and plain[x.rid] in said]
+            if sum(len(plain[x.rid]) for x in taken) >= _COVERED * len(_user_side(out[i])):
+                told.add(out[i].rid)
+            later = [x for x in taken if out.index(x) > i]
+            for x in later:
+                out.remove(x)
+            out[i:i] = later
+            i += len(later)
+        i += 1
+    out = [r for r in out if r.rid not in told] + [r for r in out if r.rid in told]
+    scores = sorted((r.hit.score for r in ranked), reverse=True)
+    return [replace(r, hit=replace(r.hit, score=x)) for r, x in zip(out, scores, strict=True)]
+
+
+def _user_side(r: _Ranked) -> str:
+    """The user's words of an episode hit ("user: …\nassistant: …")."""
+    text = r.hit.text.split("\nassistant:", 1)[0]
+    return _plain(text.removeprefix("user:"))
 
 
 def _newer_value(new_text: str, old_text: str) -> bool:
