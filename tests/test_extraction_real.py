@@ -30,6 +30,7 @@ PASTES = [
     "The loss is \\frac{1}{n} \\sum_i (y_i - \\hat{y}_i)^2",
     "[ 2211.493812] ata1.00: failed command: READ FPDMA QUEUED\n[ 2211.493900] ata1: EH complete",
     'net = cv2.dnn.readNet("yolov5s.onnx", "yolov5s.cfg")',
+    "day,shift,cooler_f,freezer_f,initials\n05/01,08:00,36,-2,AB\n05/02,16:30,37,-1,CD",
 ]
 
 

@@ -92,7 +92,7 @@ def is_code_line(line: str) -> bool:
         return True
     if _MACHINE.search(line) and _wordy(stripped) < 0.8:
         return True
-    if _JSONISH.match(line) or _columns(stripped):
+    if _JSONISH.match(line) or _columns(stripped) or _DELIMITED.match(stripped):
         return True
     if _LATEX.search(line) or _PROMPT.match(line):
         return True
@@ -103,6 +103,11 @@ def is_code_line(line: str) -> bool:
     if _ASSIGN.match(line) and _wordy(stripped) < 0.6:
         return True
     return bool(_CALL.search(stripped)) and _wordy(stripped) < 0.5
+
+
+# a delimited row (CSV and kin): three or more fields, one delimiter, no spaces at all —
+# prose puts a space after its commas
+_DELIMITED: Final = re.compile(r"^[^\s,;|]+([,;|])[^\s,;|]*(?:\1[^\s,;|]*)+$")
 
 
 def _columns(line: str) -> bool:
