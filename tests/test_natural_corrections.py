@@ -45,6 +45,20 @@ NATURAL = [
     ("staging db host is pg-stage-2.internal", "we migrated the staging db host to pg-stage-1"),
     # a chat interjection is not part of the subject
     ("The access token lifetime is currently 60 min.", "yeah access token lifetime is 30 min"),
+    # a short one-value statement read whole on both sides
+    (
+        "the bakery drops off bread mon and thu at 8am",
+        "the bakery switched us to 6:30am deliveries",
+    ),
+    # "got X down to V" says a change
+    ("stripe takes 3.2% per charge", "we got stripe down to 2.9% after the renegotiation"),
+    # the name right before a value is what it is of
+    ("I run Python 3.11 on my laptop", "I upgraded Python to 3.12 since numba needed it"),
+    # days of two months are one kind of value
+    (
+        "The grant report is due 30 September",
+        "the grant report deadline was extended to 15 December",
+    ),
 ]
 
 UNRELATED = [
@@ -55,6 +69,12 @@ UNRELATED = [
     ("Joanna is a writer", "Joanna is a painter"),
     ("Caroline is researching adoption agencies", "Caroline is now planning a trip to Spain"),
     ("The office is on floor 3", "The cafeteria is now open until 9pm"),
+    # "from her trip … to bring" is no "changed from A to B" (at most four words between)
+    (
+        "Maya is interested in extreme sports, recently trying rope jumping from a height of"
+        " 150 meters and surfing.",
+        "Maya plans to return from her trip on July 20 and intends to bring back a souvenir.",
+    ),
     # an old change statement, and new values sharing one word ("budget") with it
     (
         "The raised budget of $4,500 for the studio rental",

@@ -30,7 +30,8 @@ _CHANGE = re.compile(
     r"|bumping|moving|switching|changing|extending|dropping|cutting|going to"
     r"|(?:to|will) (?:reduce|increase|decrease|raise|lower|bump|extend|shift|move|change"
     r"|switch|cut|push)"
-    r"|from [^,;.]{1,40} to|set (?:[\w'./-]+ ){0,4}to)\b"
+    r"|from (?:[^\s,;.]+ ){1,4}to|set (?:[\w'./-]+ ){0,4}to"
+    r"|(?:got|brought|cut|knocked) (?:[\w'-]+ ){0,3}?down to)\b"
     r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,4}to\s+\S*\d",
     re.I,
 )
@@ -38,19 +39,28 @@ _WINDOW = 4
 
 
 @lru_cache(maxsize=65536)
-def value_slots(text: str, window: int = _WINDOW) -> tuple[tuple[str, frozenset[str], str], ...]:
+def value_slots(
+    text: str, window: int = _WINDOW, labels: bool = False
+) -> tuple[tuple[str, frozenset[str], str], ...]:
     """Each value token of a text with the content words around it (what the value is a
     value of) and the word right after it (its unit): "1,000 calls/day quota" gives
     ("1,000", {call, day, quota}, "call"). Names (capitalised words) are left out: they
-    say whose value it is, not which value."""
+    say whose value it is, not which value — except, with ``labels``, a capitalised word
+    right before the value, which names what it is of ("R 4.3.2", "Unity 2022.3"): read
+    when looking for a change, not when judging a restatement."""
     body = CORRECTION_PREFIX.sub("", text, count=1)
     names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b", body)} - _CALENDAR
     words = tokens(body)
+    capitals = {w.lower() for w in re.findall(r"\b[A-Z][\w+-]*", body)}
     out = []
     for i, word in enumerate(words):
         if not is_value(word):
             continue
         near: set[str] = set()
+        before = [w for w in words[max(0, i - 3) : i] if w not in {"to", "is", "at", "="}]
+        label = before[-1] if before and before[-1].isalpha() else ""
+        if labels and label and label not in _NOT_NEAR and label in capitals:
+            near.add(stem(label))  # a name right before a value is what it is of: "R 4.3.2"
         for other in words[max(0, i - window) : i + window + 1]:
             for part in re.split(r"[/_]", other):  # "default_pool_size", "calls/day"
                 if len(part) > 2 and not is_value(part) and part not in _NOT_NEAR | names:
@@ -108,10 +118,14 @@ def changes_value(new_text: str, old_text: str) -> bool:
     said = _says_change(new_text) or _changed_value(old_text)  # "dropped to 3" … "is 6"
     if not (said or parse(new_text).has_relation):
         return False  # cheap first: most pairs end here
-    old_slots = value_slots(old_text)
+    old_slots = value_slots(old_text, labels=True)
     old_values = {v for v, _, _ in old_slots}
     former = set(value_sequence(parse(new_text).negated or ""))  # "from May 21 to …"
-    fresh = [s for s in value_slots(new_text, _WINDOW + 2) if s[0] not in old_values | former]
+    fresh = [
+        s
+        for s in value_slots(new_text, _WINDOW + 2, labels=True)
+        if s[0] not in old_values | former
+    ]
     if not fresh or not old_slots:
         return False
     if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
@@ -125,6 +139,8 @@ def changes_value(new_text: str, old_text: str) -> bool:
     if len(fresh) == 1:  # one new value: the whole statement says what it is a value of,
         fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
         need = 2 if len(words) > _LONG else 1  # a long one shares two words with it
+    if len(old_slots) == 1 and len(words_of(old_text)) <= _LONG:  # and a short old one
+        old_slots = ((old_slots[0][0], old_slots[0][1] | words_of(old_text), old_slots[0][2]),)
     return any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots)
 
 
@@ -209,6 +225,7 @@ _UNIT_SHAPES = {
     "percent": frozenset({"percent", "pct"}),
     "money": frozenset("usd eur gbp dollars euros pounds bucks".split()),
     "time": frozenset("am pm a.m p.m".split()),
+    "date": _CALENDAR,  # "15 December" and "30 September": days of a month
 }
 
 
