@@ -69,6 +69,11 @@ UNRELATED = [
     ("Joanna is a writer", "Joanna is a painter"),
     ("Caroline is researching adoption agencies", "Caroline is now planning a trip to Spain"),
     ("The office is on floor 3", "The cafeteria is now open until 9pm"),
+    # two names read whole need two shared words: a bucket and a dashboard share "billing"
+    (
+        "The billing export job writes to s3://acme-billing-exports every night.",
+        "The billing dashboard lives at grafana.acme.io/d/billing-42 for now.",
+    ),
     # "from her trip … to bring" is no "changed from A to B" (at most four words between)
     (
         "Maya is interested in extreme sports, recently trying rope jumping from a height of"
