@@ -130,6 +130,11 @@ def test_a_value_change_needs_a_shared_thing_and_a_matching_unit() -> None:
         ("as i said the backup retention = 45d", "improved the backup retention to 45d finally"),
         ("The deploy timeout is 45s", "fyi deploy timeout still 45s"),
         ("we extended the backup retention to 45d", "Backup retention is now 45 days (was 14d)."),
+        # an old "X, not Y" says X: saying X again is one fact
+        (
+            "btw we set the image bucket to s3://img-archive",
+            "Image bucket is s3://img-archive, not s3://img-eu.",
+        ),
         # two words beside the one value, whatever else each says around it
         ("yeah redis cache ttl is 5 min like i said", "Redis cache ttl is 5 minutes, set it up"),
     ],
@@ -395,3 +400,21 @@ def test_the_no_shared_word_shortcut_changes_no_decision(monkeypatch: pytest.Mon
     monkeypatch.setattr(rule, "_stems", lambda text: frozenset({"every text shares this"}))
     assert [rule.supersedes(a, b) for a in texts for b in texts if a != b] == fast
     assert sum(fast) >= len(NATURAL)  # the comparison saw real supersedes
+
+
+async def test_a_turn_the_agent_corrected_later_is_not_stored_beside_it(
+    rv: reverie.Reverie,
+) -> None:
+    """Time order through the topic: a statement the agent's later save corrects ("…, not
+    s3://img-eu") is not added as a second chain, even with no subject key to match."""
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        await s.turn(user="btw we set the image bucket to s3://img-eu")
+        save = {"action": "save", "topic": "image"}
+        fixed = "Image bucket is s3://img-archive, not s3://img-eu."
+        ok(await s.call_tool("topic", {**save, "content": fixed}), "ADD")
+        await s.idle()
+        await rv.wait_idle()
+    assert [f.content for f in await ns.facts("image")] == [fixed]
+    [flush] = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert flush["skipped_because"] == {"a newer value was written after this turn": 1}

@@ -367,7 +367,12 @@ class Flusher(Actor):
         if home is Home.TOPIC:
             found = keys(content)
             newer = timeline.written_after(
-                conn, self.namespace, horizon, subject=found.subject, skeleton=found.skeleton
+                conn,
+                self.namespace,
+                horizon,
+                subject=found.subject,
+                skeleton=found.skeleton,
+                topic=str(route.get("topic") or "") or None,
             )
             if any(
                 (

@@ -279,8 +279,8 @@ def restates_values(new_text: str, old_text: str) -> bool:
     old_slots = old_slots[: len(new_slots)]  # "45d" restates "now 45 days (was 14 days)"
     if not new_slots or [v for v, _, _ in new_slots] != [v for v, _, _ in old_slots]:
         return False
-    if parse(new_text).negated or parse(old_text).negated:
-        return False
+    if parse(new_text).negated:
+        return False  # "X, not Y" says more than a restatement (an old "X, not Y" is X)
     a, b = _names(new_text, initial=True), _names(old_text, initial=True)
     if a and b and not (a <= b or b <= a):
         return False  # the same number about Caroline and about Melanie

@@ -34,11 +34,24 @@ def written_after(
     *,
     subject: str | None,
     skeleton: str | None,
+    topic: str | None = None,
     limit: int = 20,
 ) -> list[str]:
-    """Live facts about the same subject (or with the same skeleton) written after the
-    horizon, newest first: what the store learned after the turn was said."""
+    """Live facts about the same subject (or with the same skeleton, or of the same
+    topic) written after the horizon, newest first: what the store learned after the turn
+    was said."""
     out: list[str] = []
+    if topic is not None:
+        out += [
+            str(row[0])
+            for row in fetchall(
+                conn,
+                "SELECT f.content FROM facts f WHERE f.namespace = ? AND f.topic = ?"
+                " AND f.invalid_at IS NULL AND EXISTS (SELECT 1 FROM ledger l"
+                " WHERE l.entry_id = f.id AND l.seq > ?) ORDER BY f.rowid DESC LIMIT ?",
+                (namespace, topic, horizon, limit),
+            )
+        ]
     for column, index, key in (
         ("subject_key", "facts_subject", subject),
         ("skeleton_key", "facts_skeleton", skeleton),
