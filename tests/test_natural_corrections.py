@@ -54,6 +54,15 @@ NATURAL = [
     ("stripe takes 3.2% per charge", "we got stripe down to 2.9% after the renegotiation"),
     # the name right before a value is what it is of
     ("I run Python 3.11 on my laptop", "I upgraded Python to 3.12 since numba needed it"),
+    # a value the old fact denied ("not 20 min") is not one of its values: going to it is a change
+    ("Session timeout is 60 min, not 20 min.", "we brought the session timeout down to 20 min"),
+    # the same value said plainly replaces the saying that named the former one
+    (
+        "cdn host changed from cdn-eu.example.net to cdn-us.example.net",
+        "The cdn host is cdn-us.example.net",
+    ),
+    # where a value was read is provenance, not a second value
+    ("update: worker count dropped to 4", "Worker count = 6 (from `cat k8s/values.yaml`)."),
     # days of two months are one kind of value
     (
         "The grant report is due 30 September",
@@ -130,6 +139,11 @@ def test_a_value_change_needs_a_shared_thing_and_a_matching_unit() -> None:
         ("as i said the backup retention = 45d", "improved the backup retention to 45d finally"),
         ("The deploy timeout is 45s", "fyi deploy timeout still 45s"),
         ("we extended the backup retention to 45d", "Backup retention is now 45 days (was 14d)."),
+        # "changed from A to B" says B (a host with dots too)
+        (
+            "just to confirm, cdn host is still cdn-us.example.net",
+            "cdn host changed from cdn-eu.example.net to cdn-us.example.net",
+        ),
         # an old "X, not Y" says X: saying X again is one fact
         (
             "btw we set the image bucket to s3://img-archive",

@@ -27,7 +27,7 @@ _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
 _FROM_TO = re.compile(
     r"\b(?P<verb>moved|changed|switched|migrated|went|upgraded|downgraded|bumped|increased"
     r"|decreased|dropped|raised|lowered|extended|shifted|reduced|grew|rose|fell)\s+"
-    r"(?:\w+\s+)?from\s+(?P<old>[^,;.]+?)\s+to\s+",
+    r"(?:\w+\s+)?from\s+(?P<old>(?:[^,;.]|\.(?!\s|$))+?)\s+to\s+",  # "cdn-eu.example.net"
     re.I,
 )
 _RELATIONS = [

@@ -103,6 +103,8 @@ def supersedes(new_text: str, old_text: str) -> bool:
     if not _stems(new_text) & _stems(old_text):
         return False  # every path below needs a word in common (a subject, a slot's word)
     new, old = parse(new_text), parse(old_text)
+    if old.negated and not new.negated and restates_values(new_text, old_text):
+        return True  # its value said without the former one: the plain saying replaces it
     if new.negated and not _denies(old_text, new.negated):
         negated = set(tokens(new.negated)) - STOPWORDS
         if negated and negated <= set(tokens(old_text)):

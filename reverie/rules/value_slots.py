@@ -38,6 +38,19 @@ _CHANGE = re.compile(
 _WINDOW = 4
 
 
+# where a value was read ("(from `cat deploy/values.yaml`)"): provenance, not a value
+_SOURCE = re.compile(r"\s*\((?:from|per|via|according to|source:?)\s[^)]*\)", re.I)
+
+
+@lru_cache(maxsize=65536)
+def asserted(text: str, labels: bool = False) -> tuple[tuple[str, frozenset[str], str], ...]:
+    """The value slots of what a text asserts: a value it names as former or denied ("from
+    s3://…-eu to …", "60 min, not 20 min") is not one of its values."""
+    former = set(value_sequence(parse(text).negated or ""))
+    slots = value_slots(text, labels=labels)
+    return tuple(s for s in slots if s[0] not in former) if former else slots
+
+
 @lru_cache(maxsize=65536)
 def value_slots(
     text: str, window: int = _WINDOW, labels: bool = False
@@ -48,7 +61,7 @@ def value_slots(
     say whose value it is, not which value — except, with ``labels``, a capitalised word
     right before the value, which names what it is of ("R 4.3.2", "Unity 2022.3"): read
     when looking for a change, not when judging a restatement."""
-    body = CORRECTION_PREFIX.sub("", text, count=1)
+    body = _SOURCE.sub("", CORRECTION_PREFIX.sub("", text, count=1))
     names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b", body)} - _CALENDAR
     words = tokens(body)
     capitals = {w.lower() for w in re.findall(r"\b[A-Z][\w+-]*", body)}
@@ -118,7 +131,7 @@ def changes_value(new_text: str, old_text: str) -> bool:
     said = _says_change(new_text) or _changed_value(old_text)  # "dropped to 3" … "is 6"
     if not (said or parse(new_text).has_relation):
         return False  # cheap first: most pairs end here
-    old_slots = value_slots(old_text, labels=True)
+    old_slots = asserted(old_text, labels=True)
     old_values = {v for v, _, _ in old_slots}
     former = set(value_sequence(parse(new_text).negated or ""))  # "from May 21 to …"
     fresh = [
@@ -275,7 +288,7 @@ def restates_values(new_text: str, old_text: str) -> bool:
     = 45d" / "improved the backup retention to 45d finally"): every value the same, in the
     same order — the old text's first values, so "45d" restates "now 45 days (was 14 days)"
     and "14 days" does not — each beside a content word it had before."""
-    new_slots, old_slots = value_slots(new_text), value_slots(old_text)
+    new_slots, old_slots = value_slots(new_text), asserted(old_text)
     old_slots = old_slots[: len(new_slots)]  # "45d" restates "now 45 days (was 14 days)"
     if not new_slots or [v for v, _, _ in new_slots] != [v for v, _, _ in old_slots]:
         return False

@@ -9,5 +9,5 @@ from __future__ import annotations
 
 from typing import Final
 
-RULES_VERSION: Final = 3  # 2: chat-form extraction, value slots, labels, canonical values
-# 3: chat interjections are not subjects
+RULES_VERSION: Final = 4  # 2: chat-form extraction, value slots, labels, canonical values
+# 3: chat interjections are not subjects; 4: "from A to B" reads hosts with dots
