@@ -45,11 +45,6 @@ NATURAL = [
     ("staging db host is pg-stage-2.internal", "we migrated the staging db host to pg-stage-1"),
     # a chat interjection is not part of the subject
     ("The access token lifetime is currently 60 min.", "yeah access token lifetime is 30 min"),
-    # a short one-value statement read whole on both sides
-    (
-        "the bakery drops off bread mon and thu at 8am",
-        "the bakery switched us to 6:30am deliveries",
-    ),
     # "got X down to V" says a change
     ("stripe takes 3.2% per charge", "we got stripe down to 2.9% after the renegotiation"),
     # the name right before a value is what it is of
@@ -78,7 +73,7 @@ UNRELATED = [
     ("Joanna is a writer", "Joanna is a painter"),
     ("Caroline is researching adoption agencies", "Caroline is now planning a trip to Spain"),
     ("The office is on floor 3", "The cafeteria is now open until 9pm"),
-    # two names read whole need two shared words: a bucket and a dashboard share "billing"
+    # a bucket and a dashboard share "billing", and no more
     (
         "The billing export job writes to s3://acme-billing-exports every night.",
         "The billing dashboard lives at grafana.acme.io/d/billing-42 for now.",

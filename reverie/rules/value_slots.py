@@ -152,16 +152,7 @@ def changes_value(new_text: str, old_text: str) -> bool:
     if len(fresh) == 1:  # one new value: the whole statement says what it is a value of,
         fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
         need = 2 if len(words) > _LONG else 1  # a long one shares two words with it
-    if any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots):
-        return True
-    if len(old_slots) != 1 or len(words_of(old_text)) > _LONG:
-        return False
-    # a short one-value old statement is read whole too; two names (a bucket, a
-    # dashboard) read whole share a word more easily than two measures do
-    value, around, unit = old_slots[0]
-    whole = (value, around | words_of(old_text), unit)
-    need = max(need, 2) if slot_shape(value, unit) == "name" else need
-    return any(_same_slot(slot, whole, words, need) for slot in fresh)
+    return any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots)
 
 
 def _sets_state(new_text: str, old_text: str) -> bool:

@@ -37,9 +37,10 @@ def written_after(
     topic: str | None = None,
     limit: int = 20,
 ) -> list[str]:
-    """Live facts about the same subject (or with the same skeleton, or of the same
-    topic) written after the horizon, newest first: what the store learned after the turn
-    was said."""
+    """Live facts about the same subject (or with the same skeleton), and the agent's own
+    facts of the same topic, written after the horizon, newest first: what the store
+    learned after the turn was said. (A flush writing an earlier turn's statement after
+    this turn's horizon learned nothing newer than this turn.)"""
     out: list[str] = []
     if topic is not None:
         out += [
@@ -47,7 +48,8 @@ def written_after(
             for row in fetchall(
                 conn,
                 "SELECT f.content FROM facts f WHERE f.namespace = ? AND f.topic = ?"
-                " AND f.invalid_at IS NULL AND EXISTS (SELECT 1 FROM ledger l"
+                " AND f.invalid_at IS NULL AND f.created_by != 'flusher'"
+                " AND EXISTS (SELECT 1 FROM ledger l"
                 " WHERE l.entry_id = f.id AND l.seq > ?) ORDER BY f.rowid DESC LIMIT ?",
                 (namespace, topic, horizon, limit),
             )
