@@ -73,6 +73,11 @@ UNRELATED = [
     ("Joanna is a writer", "Joanna is a painter"),
     ("Caroline is researching adoption agencies", "Caroline is now planning a trip to Spain"),
     ("The office is on floor 3", "The cafeteria is now open until 9pm"),
+    # "nothing changed there" says no change
+    (
+        "The nightly build failed with exit code 137 on worker bk-4.",
+        "the build worker image is alpine-3.19, nothing changed there",
+    ),
     # a bucket and a dashboard share "billing", and no more
     (
         "The billing export job writes to s3://acme-billing-exports every night.",

@@ -169,7 +169,15 @@ _SET_TO = re.compile(r"\b(?:\w+ed|set|put|got)\s+(?:[\w'-]+\s+){0,4}?to\s+(?P<va
 
 @lru_cache(maxsize=65536)
 def _says_change(text: str) -> bool:
-    return _CHANGE.search(text) is not None
+    return _CHANGE.search(_NO_CHANGE.sub(" ", text)) is not None
+
+
+# saying that nothing changed ("…, nothing changed there", "hasn't changed")
+_NO_CHANGE = re.compile(
+    r"\b(?:nothing|no(?:thing)? one|hasn'?t|has not|haven'?t|have not|didn'?t|did not|never"
+    r"|not|no)\s+(?:\w+\s+)?(?:changed?|moved|updated|switched)\b|\bunchanged\b",
+    re.I,
+)
 
 
 @lru_cache(maxsize=65536)
