@@ -158,10 +158,10 @@ class Flusher(Actor):
             )
             for name in topics.names(conn, self.namespace)
         ]
-        seen = timeline.horizons(conn, (e.episode_id for e in items))
+        turns = episodes.turns(conn, (e.episode_id for e in items))
+        seen = {i: horizon for i, (horizon, _) in turns.items()}
         anchors = {e.id: t for e in items if (t := self._anchor(conn, e.text))}
-        said = episodes.user_texts(conn, (e.episode_id for e in items if e.speaker == "user"))
-        framed = {i: why for i, text in said.items() if (why := turn_framing(text))}
+        framed = {i: why for i, (_, text) in turns.items() if text and (why := turn_framing(text))}
         return Batch(mark, new_mark, items, seen, known, anchors, framed)
 
     async def _nearest_topics(self, batch: Batch) -> None:

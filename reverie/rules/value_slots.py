@@ -369,11 +369,11 @@ def restates_all(new_text: str, old_text: str) -> bool:
     a, b = _names(new_text, initial=True), _names(old_text, initial=True)
     if a and b and not (a & b):
         return False
-    old_values = {v for v, _, _ in old_slots}
+    old_values, new_values = {v for v, _, _ in old_slots}, {v for v, _, _ in new_slots}
     unused = [s for s in new_slots if s[0] not in old_values]  # each covers one old value
     repeated = changed = 0
     for value, around, _ in old_slots:
-        if value in {v for v, _, _ in new_slots}:
+        if value in new_values:
             repeated += 1
             continue
         match = next((s for s in unused if shape(s[0]) == shape(value) and s[1] & around), None)

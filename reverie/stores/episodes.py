@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 
@@ -44,17 +45,18 @@ def since(conn: sqlite3.Connection, namespace: str, after_id: int) -> list[Episo
     ]
 
 
-def user_texts(conn: sqlite3.Connection, episode_ids: Iterable[int]) -> dict[int, str]:
-    """What the user said in each of these episodes (the flush checks a turn as a whole)."""
-    wanted = sorted(set(episode_ids))
-    found: dict[int, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
+def turns(
+    conn: sqlite3.Connection, episode_ids: Iterable[int]
+) -> dict[int, tuple[int, str | None]]:
+    """Of each of these episodes, in one query: its horizon (0 for episodes recorded before
+    horizons existed) and what the user said (the flush checks a turn as a whole)."""
+    wanted = json.dumps(sorted(set(episode_ids)))
+    return {
+        int(row[0]): (int(row[1]), None if row[2] is None else str(row[2]))
         for row in fetchall(
             conn,
-            f"SELECT id, user_text FROM episodes WHERE id IN ({marks}) AND user_text IS NOT NULL",
-            tuple(chunk),
-        ):
-            found[int(row[0])] = str(row[1])
-    return found
+            "SELECT e.id, coalesce(e.horizon, 0), e.user_text FROM json_each(?) AS c"
+            " JOIN episodes e ON e.id = c.value",
+            (wanted,),
+        )
+    }

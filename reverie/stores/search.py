@@ -279,20 +279,18 @@ def _sources_after(ranked: list[_Ranked]) -> list[_Ranked]:
     }
     if not plain:
         return ranked
-    out, told = list(ranked), set()
-    i = 0
-    while i < len(out):
-        if out[i].hit.kind == "episode":
-            said = _plain(out[i].hit.text)
-            taken = [x for x in out if x.rid in plain and plain[x.rid] in said]
-            if sum(len(plain[x.rid]) for x in taken) >= _COVERED * len(_user_side(out[i])):
-                told.add(out[i].rid)
-            later = [x for x in taken if out.index(x) > i]
-            for x in later:
-                out.remove(x)
-            out[i:i] = later
-            i += len(later)
-        i += 1
+    out: list[_Ranked] = []
+    told: set[int] = set()  # turns whose facts say most of them
+    for r in ranked:
+        if r in out:
+            continue  # a fact already placed before its turn
+        if r.hit.kind == "episode":
+            said = _plain(r.hit.text)
+            taken = [x for x in ranked if x.rid in plain and plain[x.rid] in said]
+            if sum(len(plain[x.rid]) for x in taken) >= _COVERED * len(_user_side(r)):
+                told.add(r.rid)
+            out += [x for x in taken if x not in out]
+        out.append(r)
     out = [r for r in out if r.rid not in told] + [r for r in out if r.rid in told]
     scores = sorted((r.hit.score for r in ranked), reverse=True)
     return [replace(r, hit=replace(r.hit, score=x)) for r, x in zip(out, scores, strict=True)]

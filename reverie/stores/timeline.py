@@ -8,23 +8,8 @@ still (a ManualClock, or many turns in one millisecond).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
 
 from reverie.stores.db import fetchall
-
-
-def horizons(conn: sqlite3.Connection, episode_ids: Iterable[int]) -> dict[int, int]:
-    """The horizon of each episode (0 for episodes recorded before horizons existed)."""
-    wanted = sorted(set(episode_ids))
-    out: dict[int, int] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in fetchall(
-            conn, f"SELECT id, coalesce(horizon, 0) FROM episodes WHERE id IN ({marks})", chunk
-        ):
-            out[int(row[0])] = int(row[1])
-    return out
 
 
 def written_after(
