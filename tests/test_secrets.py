@@ -91,6 +91,9 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ("DATABASE_URL=postgres://app:Sup3rS3cret@db.internal:5432/app", "connection-string"),
         ("password=s3cr3t!", "password-assignment"),
         ("the door code is 7731# should you need it", "access-code"),
+        # a token near its label, ending the sentence: the full stop is not part of a host
+        ("Admin token currently zq_live_" + "7hR2kXw9Lm4Tq8Vb", "token-assignment"),
+        ("Admin token currently zq_live_" + "7hR2kXw9Lm4Tq8Vb.", "token-assignment"),
         (
             "-----BEGIN RSA PRIVATE KEY-----\nMIIEow"
             + "x" * 40

@@ -412,7 +412,7 @@ def _cards_and_seeds(text: str) -> Iterator[Finding]:
 # e91d1c31…", "api token -qk4xHG…" (no "is" or ":" between them)
 _NEAR_KEY = re.compile(
     r"(?i:\b(?:api[ _-]?)?(?:keys?|tokens?|secrets?|backup codes?|recovery codes?)\b)"
-    r"(?:\s+[\w.-]+){0,6}?\s*:?\s+(?P<v>[A-Za-z0-9_+/=-]{20,})(?![\w/.-])"
+    r"(?:\s+[\w.-]+){0,6}?\s*:?\s+(?P<v>[A-Za-z0-9_+/=-]{20,})(?![\w/-]|\.\w)"  # "….": the end
 )
 _CODES = re.compile(
     r"(?i:\b(?:backup|recovery|2fa|mfa)\s+codes?\b)[^.\n]{0,20}?(?P<v>(?:[a-z0-9]{3,5}-[a-z0-9]{3,5}\s*){2,})"
