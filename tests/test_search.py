@@ -137,3 +137,47 @@ async def test_a_turn_that_said_more_than_its_facts_keeps_its_place(rv: reverie.
     hits = await ns.search("billing export job", k=10)
     kinds = [h.kind for h in hits]
     assert kinds[:2] == ["fact", "episode"] and "page me" in hits[1].text
+
+
+async def test_a_fact_moved_before_its_turn_stays_behind_its_correction(
+    rv: reverie.Reverie,
+) -> None:
+    """A fact goes up to just before the turn it came from; when a later fact gives its
+    thing a newer value, the newer one still ranks first (BEAM: "my Zotero library has 45
+    sources" then "I've added 52 sources to my Zotero library"). Here the old turn outranks
+    both facts (the assistant repeats the question's words), so moving the old fact up
+    before it would put the old value first."""
+    ns = rv.namespace()
+    async with ns.session("s-0") as s:
+        for line in OTHER_TURNS:
+            await s.turn(user=line)
+    async with ns.session("s-1") as s:
+        await s.turn(
+            user="The Zotero library has 45 sources.",
+            assistant="How many sources per theme? With 45 sources in a Zotero library, how "
+            "many sources are in each collection of the library?",
+        )
+        await s.idle()
+        await rv.wait_idle()
+    async with ns.session("s-2") as s:
+        await s.turn(
+            user="I've added 52 sources to my Zotero library, and I'm organizing everything by "
+            "theme and date for the history essay draft that is due at the end of next month."
+        )
+        await s.idle()
+        await rv.wait_idle()
+    hits = await ns.search("How many sources are in my Zotero library?", k=10)
+    facts = [h.text for h in hits if h.kind != "episode"]
+    assert len(facts) == 2, facts
+    assert "52" in facts[0] and "45" in facts[1]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+OTHER_TURNS = (  # enough other text that BM25's term weights mean something
+    "The staging cluster runs on three nodes in Frankfurt.",
+    "Our standup is at 9:30 every weekday.",
+    "The cat's name is Miso and she is four.",
+    "We use pnpm for the web app builds.",
+    "My sister lives in Porto with her family.",
+    "Lunch is usually ramen on Fridays.",
+)

@@ -142,7 +142,10 @@ def search(
         ]
         if similar:
             ranked = _fuse(conn, ranked, [rid for rid, _ in similar], ranking)
-    hits = [r.hit for r in _sources_after(_freshen(ranked, now, ranking, k))[:k]]
+    ordered = _sources_after(_freshen(ranked, now, ranking, k))
+    if ranking.same_subject_newer_first:  # a fact moved up before its turn stays behind
+        _corrections_first(ordered, k)  # the newer value said later (its correction)
+    hits = [r.hit for r in ordered[:k]]
     if include_superseded:
         return SearchResults(hits, 0)
     counted = fetchone(
