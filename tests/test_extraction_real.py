@@ -10,7 +10,7 @@ import pytest
 
 import reverie
 from reverie.rules.blocks import is_code_line, prose
-from reverie.rules.extraction import candidates, resolve
+from reverie.rules.extraction import Tag, Weight, candidates, resolve
 from reverie.rules.identity import name_in, timezone_in
 from reverie.rules.routing import FUNCTION_WORDS, Home, route, topic_name
 from reverie.rules.secrets import has_secret
@@ -109,6 +109,65 @@ def test_requests_to_the_assistant_are_not_statements(text: str) -> None:
 def test_a_statement_before_its_question_is_kept() -> None:
     [found] = candidates("I run Flask 2.3.1 on port 5000, can you help me add auth to it?", 20)
     assert found.text == "I run Flask 2.3.1 on port 5000"
+
+
+def test_a_request_ends_the_statement_without_a_question_mark() -> None:
+    """BEAM: a long statement runs on into a request ("… - can you help me implement …
+    with Flask-Login 0.6.2"); the request is not part of what the user said about their
+    world (here it even made the statement look like a credential), and a relative clause
+    ("…, which has recently improved to 250ms") is not a question."""
+    text = (
+        "I'm optimizing the dashboard API response time, which has recently improved to 250ms "
+        "after some caching tweaks, so I'm starting from scratch - can you help me implement "
+        "user session management with Flask-Login 0.6.2, including login, logout"
+    )
+    [found] = candidates(text, 20)
+    assert found.text == (
+        "I'm optimizing the dashboard API response time, which has recently improved to "
+        "250ms after some caching tweaks, so I'm starting from scratch"
+    )
+    assert found.tag is Tag.CORRECTION
+
+
+def test_a_request_for_a_standing_way_of_replying_stays_in_the_statement() -> None:
+    """ "please correct my English when I make big mistakes" holds from now on: it is what
+    the user tells the agent about replying, not a task of the moment."""
+    text = (
+        "My English is not so good, please correct my English when I make big mistakes, "
+        "but shortly, not every small thing."
+    )
+    [found] = candidates(text, 20)
+    assert found.text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm planning a movie marathon for my family and I've adjusted the snack budget to $75",
+        "I saw that my grocery budget was increased to $550 monthly starting September 15",
+        "The sound mixing sessions with Jeremy got extended to July 16",
+        "My final draft reached 4,700 words by May 13",
+        "We cut the build time from 14 minutes to 6 minutes",
+    ],
+)
+def test_a_statement_that_changes_a_value_is_a_correction(text: str) -> None:
+    """However the change is worded, it outranks what is new in a flush's budget (BEAM's
+    updates said as "adjusted … to $75" were tagged plain events and starved)."""
+    [found] = candidates(text, 20)
+    assert (found.tag, found.weight) == (Tag.CORRECTION, Weight.HIGH)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The staging cluster runs on three nodes in Frankfurt",
+        "My sister has lived in Porto with her family for 12 years",
+        "Our standup is at 9:30 every weekday",
+    ],
+)
+def test_a_statement_without_a_changed_value_is_not_a_correction(text: str) -> None:
+    [found] = candidates(text, 20)
+    assert found.tag is not Tag.CORRECTION
 
 
 @pytest.mark.parametrize(

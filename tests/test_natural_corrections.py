@@ -58,6 +58,8 @@ NATURAL = [
     ),
     # where a value was read is provenance, not a second value
     ("update: worker count dropped to 4", "Worker count = 6 (from `cat k8s/values.yaml`)."),
+    # a day written after its month is a date too
+    ("The peer-review draft is due April 20", "the draft deadline moved to April 25"),
     # days of two months are one kind of value
     (
         "The grant report is due 30 September",
@@ -106,6 +108,13 @@ UNRELATED = [
         "I'm looking to spend my increased March glaze budget of $50 on a new kit",
         "I'm considering attending a craft fair that costs $15, but I also want to buy a new"
         " glaze kit for $20, so I'm torn between the fair and the kit",
+    ),
+    # a day of a month ("February 15") is a date, not a count like "12 books" (BEAM)
+    (
+        "I'm trying to decide on a must-read fiction series for winter evenings, and I've"
+        " extended my reading challenge goal to 12 books by March 1",
+        "I'm looking for a new fiction series to read on winter evenings, and I just used my"
+        " free audiobook credits from Audible on February 15 to listen to a novel",
     ),
     # "… and not give up" agrees with an old text that says "not to give up" too
     (

@@ -16,6 +16,7 @@ from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens
 from reverie.rules.supersede import subject_phrase
+from reverie.rules.value_slots import changes_a_value
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
@@ -154,6 +155,11 @@ def is_hedged(sentence: str) -> bool:
 
 
 def tag(sentence: str) -> Tag:
+    """What kind of statement a sentence is. One that says a value changed ("I've adjusted
+    the snack budget to $75", "my grocery budget was increased to $550") is a correction
+    however the change is worded: keeping a stored value current outranks what is new."""
+    if changes_a_value(sentence):
+        return Tag.CORRECTION
     lowered = sentence.lower()
     for name, pattern in _TAG_RULES:
         if pattern.search(lowered):
@@ -196,7 +202,7 @@ def declarative(sentence: str) -> str | None:
     if _REQUEST.match(sentence) and not STYLE.search(sentence):
         return None
     if "?" not in sentence:
-        return sentence
+        return _before_request(sentence)
     kept: list[str] = []
     for clause in _CLAUSE.split(sentence):
         lowered = clause.lower().strip()
@@ -205,6 +211,26 @@ def declarative(sentence: str) -> str | None:
         kept.append(clause.strip())
     text = ", ".join(kept).strip(" ,")
     return text if len(text.split()) >= 3 else None
+
+
+def _before_request(sentence: str) -> str | None:
+    """A statement that runs on into a request with no question mark ("…, so I'm starting
+    from scratch - can you help me implement …") ends where the request begins; a request
+    for a standing way of replying ("…, please correct my English when I make mistakes")
+    is part of what it says, and so is a relative clause ("…, which has improved to …")."""
+    for found in _CLAUSE.finditer(sentence):
+        rest = sentence[found.end() :]
+        if _REQUEST.match(rest) and not (STYLE.search(rest) or _STANDING.search(rest)):
+            text = sentence[: found.start()].strip(" ,;-—")
+            return text if len(text.split()) >= 3 else None
+    return sentence
+
+
+# a request that holds from now on, not for the task at hand
+_STANDING: Final = re.compile(
+    r"\b(?:when(?:ever)?|every ?time|each time|always|from now on|in future|going forward)\b",
+    re.I,
+)
 
 
 def _without_lead_in(sentence: str) -> str:

@@ -86,6 +86,8 @@ def value_slots(
             ),
             "",
         )
+        if i and words[i - 1] in _MONTHS:
+            unit = words[i - 1]  # "February 15" is a day of a month, not a count
         after = words[i + 1] if i + 1 < len(words) else ""
         out.append((canonical(word, after), frozenset(near - _CHANGE_WORDS), unit))
     return tuple(out)
@@ -102,6 +104,7 @@ _CALENDAR = frozenset(
     jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
     saturday sunday""".split()
 )
+_MONTHS = frozenset(w for w in _CALENDAR if not w.endswith("day"))
 # The speaker's attitude to what they say ("I'm trying to …", "I'm worried that …"), and
 # in a whole statement calendar words (part of a date value): neither says which thing a
 # value belongs to. Contraction remnants ("m" of "I'm") are not words either.
@@ -185,6 +188,19 @@ def _changed_value(text: str) -> bool:
     """A change word right before a value ("dropped to 3 replicas"), not anywhere in a long
     text ("I'm trying to update my timeline …")."""
     return _CHANGED_VALUE.search(text) is not None
+
+
+@lru_cache(maxsize=65536)
+def changes_a_value(text: str) -> bool:
+    """The text says a value changed: a word of change right before the value ("increased
+    to $550", "from 3 to 5"), or a participle a few words before "to <value>" ("adjusted
+    the snack budget to $75", "got extended to July 16")."""
+    return _changed_value(text) or _PARTICIPLE_TO.search(text) is not None
+
+
+_PARTICIPLE_TO = re.compile(
+    r"\b\w+(?:ed|en)\s+(?:[\w'-]+\s+){0,4}?to\s+(?:[A-Z][a-z]+\s+)?[$€£¥#]?\d",
+)
 
 
 _CHANGED_VALUE = re.compile(r"(?:" + _CHANGE.pattern + r")\s+(?:\w+\s+){0,2}?[$€£¥#]?\d", re.I)
