@@ -14,7 +14,7 @@ from typing import Final
 from reverie.rules.blocks import prose
 from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.secrets import has_secret
-from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens
+from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens, values
 from reverie.rules.supersede import subject_phrase
 from reverie.rules.value_slots import changes_a_value
 
@@ -301,12 +301,47 @@ def _claims_of(sentence: str) -> list[str]:
     kept = declarative(sentence)
     if kept is not None and (is_hedged(kept) or _ASIDE.search(kept)):
         kept = _before_aside(kept)
-    out = [kept] if kept else []
-    if kept != sentence:
-        given = presupposed(sentence)
-        if given and not (kept and given.lower() in kept.lower()):
-            out.append(given)
-    return out
+    given = presupposed(sentence) if kept != sentence else None
+    if given and kept and given.lower() in kept.lower():
+        given = None
+    change = changed_clause(kept) if kept else None
+    if change is not None:
+        kept = change  # the one thing of value a long task statement says
+        if given and values(given) <= values(change):
+            given = None
+    return [text for text in (kept, given) if text]
+
+
+def changed_clause(statement: str) -> str | None:
+    """The clause of a statement that says a value changed, as a statement of its own, when
+    it holds every value the statement holds: what a fact given as background ("…, especially
+    since my final draft reached 4,700 words by May 13, …") or in a relative clause ("…
+    the dashboard API response time, which has recently improved to 250ms …") says, without
+    the task or worry around it. None when there is no such clause, or the rest says more."""
+    for found in _GIVEN_CLAUSE.finditer(statement):
+        if found["np"]:
+            text = f"{found['np']} {found['vp']}"
+        else:
+            text = found["clause"]
+        text = text.strip(" .")
+        if len(text.split()) < 4 or not changes_a_value(text):
+            continue
+        if values(statement) <= values(text) and text != statement.strip(" ."):
+            return text[:1].upper() + text[1:]
+    return None
+
+
+_DETERMINER = r"(?:the|my|our|his|her|their)"
+# background taken as given ("since …", "now that …") or a relative clause on a noun phrase
+_TO_COMMA = r"(?:[^,;?]|,(?=\d))+"  # a clause runs to its comma, not the one of "4,700"
+_GIVEN_CLAUSE: Final = re.compile(
+    r"\b(?:since|now that|given that|considering that|as|and|(?:saw|noticed|found|learned"
+    r"|heard|realized|realised|confirmed) that)\s+"
+    rf"(?P<clause>(?:{_DETERMINER}|i(?:'ve| have)|we(?:'ve| have))\b{_TO_COMMA})"
+    rf"|\b(?P<np>{_DETERMINER}\s+(?:[\w'-]+\s+){{0,8}}?[\w'-]+),\s+which\s+"
+    rf"(?P<vp>(?:has|have|had|is|was|were|got)\s+{_TO_COMMA})",
+    re.I,
+)
 
 
 # A clause saying what the speaker does not know *about something else* ("…, but I'm not
