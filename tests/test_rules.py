@@ -58,6 +58,16 @@ def test_values_are_numbers_hosts_paths() -> None:
     }
 
 
+def test_pick_superseded_prefers_the_fact_most_about_the_same_thing() -> None:
+    """Of two live facts a correction could supersede, the one with its subject, whatever
+    their order (two facts one flush wrote share a timestamp: their order was a tie)."""
+    build = ("a", "The build failed with exit code 137 on runner ci-4.")
+    image = ("b", "ci runner image is ubuntu-22.04, nothing changed there")
+    new = "ci runner image is now debian-12-slim"
+    assert pick_superseded(new, [build, image]) == "b"
+    assert pick_superseded(new, [image, build]) == "b"
+
+
 def test_pick_superseded_prefers_the_most_recent_match() -> None:
     live = [
         ("a", "The deploy timeout is 30s"),

@@ -227,11 +227,18 @@ def closeness(new_text: str, old_text: str) -> int:
 
 
 def pick_superseded(new_text: str, live: Sequence[tuple[str, str]]) -> str | None:
-    """Of ``(fact_id, text)`` pairs, oldest first, the id the new fact supersedes, if any."""
-    for fact_id, text in reversed(live):
+    """Of ``(fact_id, text)`` pairs, oldest first, the id the new fact supersedes, if any:
+    of several, the one most about the same thing (``closeness``: "ci runner image is now
+    debian-12-slim" corrects "ci runner image is ubuntu-22.04", not "The build failed on
+    runner ci-4"), then the newest."""
+    best: tuple[int, int] | None = None
+    picked = None
+    for place, (fact_id, text) in enumerate(live):
         if supersedes(new_text, text):
-            return fact_id
-    return None
+            score = (closeness(new_text, text), place)
+            if best is None or score > best:
+                best, picked = score, fact_id
+    return picked
 
 
 def _named(text: str) -> bool:
