@@ -111,6 +111,25 @@ def test_a_statement_before_its_question_is_kept() -> None:
     assert found.text == "I run Flask 2.3.1 on port 5000"
 
 
+def test_a_relative_clause_before_a_question_is_not_the_question() -> None:
+    """BEAM: "…, Robert, who's 75 and a retired professor, at the library on Feb 10, 2024 -
+    how can I …?" lost everything after "Robert": a clause opened by who / which / where /
+    when after a noun says more about it; a clause opened by how / what / an auxiliary, or
+    the first clause, is still the question."""
+    text = (
+        "I'm meeting my new mentor, Robert, who's 75 and a retired professor, at the library "
+        "on Feb 10, 2024 - how can I make a good impression on him?"
+    )
+    [found] = candidates(text, 20)
+    assert found.text == (
+        "I'm meeting my new mentor, Robert, who's 75 and a retired professor, at the library "
+        "on Feb 10, 2024"
+    )
+    assert candidates("Where is the config file, and what port does it use?", 20) == []
+    [kept] = candidates("I moved the api to port 8080, which port should the worker use?", 20)
+    assert kept.text == "I moved the api to port 8080"
+
+
 def test_a_request_ends_the_statement_without_a_question_mark() -> None:
     """BEAM: a long statement runs on into a request ("… - can you help me implement …
     with Flask-Login 0.6.2"); the request is not part of what the user said about their

@@ -206,11 +206,16 @@ def declarative(sentence: str) -> str | None:
     kept: list[str] = []
     for clause in _CLAUSE.split(sentence):
         lowered = clause.lower().strip()
-        if "?" in clause or _QUESTION_START.match(lowered) or _REQUEST.match(lowered):
+        if "?" in clause or _REQUEST.match(lowered):
             break
+        if _QUESTION_START.match(lowered) and not (kept and _RELATIVE.match(lowered)):
+            break  # "…, who are 63 and 77, …" after a noun is a relative clause, not a question
         kept.append(clause.strip())
     text = ", ".join(kept).strip(" ,")
     return text if len(text.split()) >= 3 else None
+
+
+_RELATIVE: Final = re.compile(r"(?:who|whose|whom|which|where|when)\b")
 
 
 def _before_request(sentence: str) -> str | None:
