@@ -58,6 +58,15 @@ NATURAL = [
     ),
     # where a value was read is provenance, not a second value
     ("update: worker count dropped to 4", "Worker count = 6 (from `cat k8s/values.yaml`)."),
+    # "not X" as a clause of its own, under a "sorry, mistake" opening (an unseen chat set)
+    (
+        "I order 1200 jars from the Glashütte in Freiburg, the 500g ones with twist-off lid.",
+        "Sorry, mistake — I ordered 1500 jars, not 1200, I looked at the wrong invoice.",
+    ),
+    # a sentence that opens by taking back what was said says a change
+    ("Our inventory budget is $18k for drugs and supplies.", "oops, the budget is $21k"),
+    # a value right after another: "3pm not 4pm"
+    ("booked PT w/ jenna at fairview, thurs 4pm", "oops meant 3pm not 4pm."),
     # a day written after its month is a date too
     ("The peer-review draft is due April 20", "the draft deadline moved to April 25"),
     # days of two months are one kind of value
@@ -116,6 +125,8 @@ UNRELATED = [
         "I'm looking for a new fiction series to read on winter evenings, and I just used my"
         " free audiobook credits from Audible on February 15 to listen to a novel",
     ),
+    # without the taking back, "the budget" alone is not "our inventory budget"
+    ("Our inventory budget is $18k for drugs and supplies.", "the budget is $21k"),
     # "… and not give up" agrees with an old text that says "not to give up" too
     (
         "Gina expresses full support for Jon and encourages him not to give up.",

@@ -15,13 +15,20 @@ CORRECTION_PREFIX = re.compile(
     r"^\s*(?:(?:actually|correction|update|updated|wait|no|nope|oops|sorry|fyi|btw|by the way"
     r"|note|reminder|as a reminder|just a reminder|just to confirm|to confirm|heads up"
     r"|scratch that|i mean|ok|okay|so|yeah|yea|yep|yup|yes|well|anyway|anyways|oh|ah|hey"
-    r"|also|and|ugh|argh|meh|whoops|welp|hmm|omg)\b[\s,:;!.\u2014\u2013-]*)+",
+    r"|also|and|ugh|argh|meh|whoops|welp|hmm|omg|(?:my )?mistake|my bad|(?:i )?meant)\b"
+    r"[\s,:;!.\u2014\u2013-]*)+",
     re.I,
 )
 LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
 # "Y, not X" / "Y and not X": a comma or "and" marks X as the value being corrected;
 # a plain "not" inside a sentence ("encourages him not to give up") corrects nothing
-_NOT_X = re.compile(r"(?:[,;]\s*(?:and\s+)?|\s+and\s+)not\s+(?P<old>[^,;.]+?)\s*[.!]?\s*$", re.I)
+# (at the end, or as a clause of its own: "I ordered 1500 jars, not 1200, I looked …"); and
+# a value right after another ("meant 3pm not 4pm")
+_NOT_X = re.compile(
+    r"(?:[,;]\s*(?:and\s+)?|\s+and\s+)not\s+(?P<old>[^,;.]+?)\s*(?:[.!]?\s*$|,\s+(?=\w))"
+    r"|(?<=\d)(?:[a-z%]{0,5})\s+not\s+(?P<old2>\S*\d[\w:.%/-]*)",
+    re.I,
+)
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
 # "moved from okta to entra id": the old value is named, the relation is "moved to"
 _FROM_TO = re.compile(
@@ -120,7 +127,7 @@ def parse(text: str) -> Claim:
     for pattern in (_NOT_X, _INSTEAD_OF):
         found = pattern.search(body)
         if found:
-            negated = found.group("old").strip()
+            negated = (found.group("old") or found.group("old2")).strip().rstrip(".!")
             body = body[: found.start()] + body[found.end() :]
             break
     moved = _FROM_TO.search(body)

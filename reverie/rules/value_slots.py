@@ -172,7 +172,17 @@ _SET_TO = re.compile(r"\b(?:\w+ed|set|put|got)\s+(?:[\w'-]+\s+){0,4}?to\s+(?P<va
 
 @lru_cache(maxsize=65536)
 def _says_change(text: str) -> bool:
+    if _CORRECTING.match(text):
+        return True  # "oops, the budget is $21k/month" takes back what was said
     return _CHANGE.search(_NO_CHANGE.sub(" ", text)) is not None
+
+
+# a sentence that opens by taking back what was said before
+_CORRECTING = re.compile(
+    r"^\W*(?:(?:ok|so|and|well|hmm|ugh)\W+)*(?:oops|whoops|sorry|my bad|(?:my )?mistake"
+    r"|i meant|meant|correction|scratch that|no wait|wait no|actually)\b",
+    re.I,
+)
 
 
 # saying that nothing changed ("…, nothing changed there", "hasn't changed")

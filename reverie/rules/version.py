@@ -9,5 +9,6 @@ from __future__ import annotations
 
 from typing import Final
 
-RULES_VERSION: Final = 4  # 2: chat-form extraction, value slots, labels, canonical values
-# 3: chat interjections are not subjects; 4: "from A to B" reads hosts with dots
+RULES_VERSION: Final = 5  # 2: chat-form extraction, value slots, labels, canonical values
+# 3: chat interjections are not subjects; 4: "from A to B" reads hosts with dots;
+# 5: "mistake" / "my bad" / "meant" open a correction; "…, not X, …" mid-sentence
