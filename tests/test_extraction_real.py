@@ -90,6 +90,8 @@ def test_a_fragment_with_a_value_is_resolved_against_the_earlier_subject() -> No
     [fragment] = candidates("wait no, 16:30. typo", 20)
     assert fragment.anchor
     assert resolve(fragment.text, ["The standup is at 16:00 every day"]) == "The standup is 16:30"
+    # every word that takes back what was said opens such a fragment (one list, in claims)
+    assert [c.anchor for c in candidates("my bad, 16:30", 20)] == [True]
     assert resolve("Now it's 45s.", ["The deploy timeout is 30s."]) == "The deploy timeout is 45s"
     assert resolve("Now it's 45s.", ["The standup is at 16:00"]) is None  # no value of its kind
 

@@ -19,6 +19,11 @@ CORRECTION_PREFIX = re.compile(
     r"[\s,:;!.\u2014\u2013-]*)+",
     re.I,
 )
+# words that take back what was said before ("oops, …", "sorry, mistake — …", "meant …")
+TAKING_BACK = (
+    r"oops|whoops|sorry|my bad|(?:my )?mistake|i meant|meant|i mean|correction|scratch that"
+    r"|actually|typo|wait|make (?:that|it)"
+)
 LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
 # "Y, not X" / "Y and not X": a comma or "and" marks X as the value being corrected;
 # a plain "not" inside a sentence ("encourages him not to give up") corrects nothing

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Final
 
 from reverie.rules.blocks import prose
+from reverie.rules.claims import TAKING_BACK
 from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens, values
@@ -189,9 +190,7 @@ _ANAPHOR: Final = re.compile(
     re.I,
 )
 _CORRECTING: Final = re.compile(
-    r"^(?:(?:wait|no|nope|actually|sorry|oops|correction|update|typo|scratch that|i mean"
-    r"|make (?:that|it)|err?|um+|oh|ah|now)\b[\s,:;.!-]*)+",
-    re.I,
+    rf"^(?:(?:{TAKING_BACK}|no|nope|update|err?|um+|oh|ah|now)\b[\s,:;.!-]*)+", re.I
 )
 
 
@@ -211,11 +210,16 @@ def declarative(sentence: str) -> str | None:
         if _QUESTION_START.match(lowered) and not (kept and _RELATIVE.match(lowered)):
             break  # "…, who are 63 and 77, …" after a noun is a relative clause, not a question
         kept.append(clause.strip())
-    text = ", ".join(kept).strip(" ,")
-    return text if len(text.split()) >= 3 else None
+    return _statement(", ".join(kept))
 
 
 _RELATIVE: Final = re.compile(r"(?:who|whose|whom|which|where|when)\b")
+
+
+def _statement(text: str) -> str | None:
+    """What is left of a sentence, trimmed, if it still says something (three words)."""
+    text = text.strip(" ,;-—")
+    return text if len(text.split()) >= 3 else None
 
 
 def _before_request(sentence: str) -> str | None:
@@ -226,8 +230,7 @@ def _before_request(sentence: str) -> str | None:
     for found in _CLAUSE.finditer(sentence):
         rest = sentence[found.end() :]
         if _REQUEST.match(rest) and not (STYLE.search(rest) or _STANDING.search(rest)):
-            text = sentence[: found.start()].strip(" ,;-—")
-            return text if len(text.split()) >= 3 else None
+            return _statement(sentence[: found.start()])
     return sentence
 
 
@@ -371,17 +374,16 @@ def _before_aside(sentence: str) -> str | None:
         kept.append(clause.strip())
     else:
         return None
-    text = ", ".join(kept).strip(" ,")
-    return text if len(text.split()) >= 3 else None
+    return _statement(", ".join(kept))
 
 
 # A definite description that carries a changed or set value: "the increased budget of
 # $6,200 for licences", "the sound mixing sessions got extended to July 16".
 _GIVEN: Final = re.compile(
-    r"\b(?:the|my|our|his|her|their)\s+(?:(?!(?:the|my|our|his|her|their)\b)[\w'-]+\s+){0,6}?"
+    rf"\b{_DETERMINER}\s+(?:(?!{_DETERMINER}\b)[\w'-]+\s+){{0,6}}?"
     r"(?:new|\w+ed|\w+en)\s+"
     r"(?:[\w'-]+\s+){0,3}?(?:of|to|at|from\s+[^,;?]{1,30}?\s+to)\s+(?:[a-z]+\s+)?[$€£¥#]?\d"
-    r"(?:[^,;?]|,(?=\d))*",
+    rf"(?:{_TO_COMMA})?",
     re.I,
 )
 _CONDITIONAL: Final = re.compile(r"\b(?:if|whether|suppose|assuming|in case|unless)\b", re.I)

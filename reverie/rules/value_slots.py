@@ -7,7 +7,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from reverie.rules.claims import CORRECTION_PREFIX, FILLER, PRONOUNS, parse, same_subject
+from reverie.rules.claims import (
+    CORRECTION_PREFIX,
+    FILLER,
+    PRONOUNS,
+    TAKING_BACK,
+    parse,
+    same_subject,
+)
 from reverie.rules.similarity import (
     STOPWORDS,
     canonical,
@@ -179,9 +186,7 @@ def _says_change(text: str) -> bool:
 
 # a sentence that opens by taking back what was said before
 _CORRECTING = re.compile(
-    r"^\W*(?:(?:ok|so|and|well|hmm|ugh)\W+)*(?:oops|whoops|sorry|my bad|(?:my )?mistake"
-    r"|i meant|meant|correction|scratch that|no wait|wait no|actually)\b",
-    re.I,
+    rf"^\W*(?:(?:ok|so|and|well|hmm|ugh)\W+)*(?:{TAKING_BACK}|no wait)\b", re.I
 )
 
 

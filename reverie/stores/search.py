@@ -142,9 +142,9 @@ def search(
         ]
         if similar:
             ranked = _fuse(conn, ranked, [rid for rid, _ in similar], ranking)
-    ordered = _sources_after(_freshen(ranked, now, ranking, k))
-    if ranking.same_subject_newer_first:  # a fact moved up before its turn stays behind
-        _corrections_first(ordered, k)  # the newer value said later (its correction)
+    ordered = _sources_after(_freshen(ranked, now, ranking))
+    if ranking.same_subject_newer_first:  # last: a fact moved up before its turn still goes
+        _corrections_first(ordered, k)  # behind the newer value said later (its correction)
     hits = [r.hit for r in ordered[:k]]
     if include_superseded:
         return SearchResults(hits, 0)
@@ -220,10 +220,7 @@ def _age_h(written_at: str | None, now: datetime | None) -> float | None:
 
 
 def _freshen(
-    ranked: list[_Ranked],
-    now: datetime | None,
-    ranking: RankingConfig = _DEFAULT_RANKING,
-    k: int | None = None,
+    ranked: list[_Ranked], now: datetime | None, ranking: RankingConfig = _DEFAULT_RANKING
 ) -> list[_Ranked]:
     """Apply the recency boost, re-sort, then put the newer of each same-subject group of
     live hits in the better place (the places, and their scores, stay where they were)."""
@@ -236,7 +233,6 @@ def _freshen(
     boosted.sort(key=lambda r: r.hit.score, reverse=True)
     if ranking.same_subject_newer_first:
         _newer_first(boosted, ranking.same_subject_jaccard)
-        _corrections_first(boosted, len(boosted) if k is None else k)
     return boosted
 
 
