@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -32,7 +33,7 @@ from reverie.stores.turns import Turns
 
 T = TypeVar("T")
 Row = sqlite3.Row
-MAX_GROUP = 64  # writes committed together at most
+MAX_GROUP = 64  # writes committed together (or reads sharing a snapshot) at most
 
 
 class Database:
@@ -52,6 +53,7 @@ class Database:
         self._write_lock = anyio.Lock()
         self._queue: list[_Job] = []
         self._read_lock = anyio.Lock()
+        self._reads: list[_Job] = []
 
     @classmethod
     async def open(
@@ -108,43 +110,68 @@ class Database:
         result is returned, so a committed write is never reported as lost; a cancellation
         or time budget only takes effect while the write is still waiting for its turn."""
         job = _Job(body, then)
-        self._queue.append(job)
+        await self._queued(job, self._queue, self._write_lock, self._commit_group)
+        return cast(T, job.result)
+
+    async def read(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``body`` in a read transaction: a consistent committed snapshot, begun after
+        the read was asked for (so it sees every write acknowledged before). Reads that
+        queue up while another runs share one snapshot and one hop to the worker thread
+        (group read); an error in one is that read's alone."""
+        job = _Job(body, None)
+        await self._queued(job, self._reads, self._read_lock, self._read_group)
+        return cast(T, job.result)
+
+    async def _queued(
+        self,
+        job: _Job,
+        queue: list[_Job],
+        lock: anyio.Lock,
+        run_group: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Queue ``job`` and return once it ran (its error raised): whoever holds ``lock``
+        next runs the queue's head as one group. Shielded once started; a cancellation
+        while still queued takes it out."""
+        queue.append(job)
         try:
             while not job.started:
-                async with self._write_lock:
+                async with lock:
                     if not job.started:
-                        await self._commit_group()
+                        await run_group()
         except BaseException:
             if not job.started:
-                self._queue.remove(job)  # cancelled while waiting: it never runs
+                queue.remove(job)  # cancelled while waiting: it never runs
             raise
         with anyio.CancelScope(shield=True):
             await job.done.wait()
         if job.error is not None:
             raise job.error
-        return job.result  # type: ignore[no-any-return]
 
     async def _commit_group(self) -> None:
-        group = self._queue[:MAX_GROUP]
-        del self._queue[: len(group)]
+        await self._run_group(self._queue, self._writer, partial(_in_group, self._turns))
+
+    async def _read_group(self) -> None:
+        await self._run_group(self._reads, self._reader, _read_group)
+
+    async def _run_group(
+        self,
+        queue: list[_Job],
+        conn: sqlite3.Connection | None,
+        run: Callable[[sqlite3.Connection, list[_Job]], None],
+    ) -> None:
+        group = queue[:MAX_GROUP]
+        del queue[: len(group)]
         for job in group:
             job.started = True
         with anyio.CancelScope(shield=True):
             try:
-                conn = self._open(self._writer)
-                await anyio.to_thread.run_sync(_group, conn, group, self._turns)
+                await anyio.to_thread.run_sync(run, self._open(conn), group)
             except BaseException as exc:
                 for job in group:
                     job.error = job.error or exc
             finally:
                 for job in group:
                     job.done.set()
-
-    async def read(self, body: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``body`` in one read transaction: a consistent committed snapshot."""
-        async with self._read_lock:
-            conn = self._open(self._reader)
-            return await anyio.to_thread.run_sync(_snapshot, conn, body)
 
     @staticmethod
     def _open(conn: sqlite3.Connection | None) -> sqlite3.Connection:
@@ -258,7 +285,7 @@ def _transaction(
 
 @dataclass(eq=False)
 class _Job:
-    """One queued write and, once run, its result or error."""
+    """One queued write (or read) and, once run, its result or error."""
 
     body: Callable[[sqlite3.Connection], Any]
     then: Callable[[sqlite3.Connection, Any], None] | None
@@ -266,6 +293,10 @@ class _Job:
     result: Any = None
     error: BaseException | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
+
+
+def _in_group(turns: Turns | None, conn: sqlite3.Connection, group: list[_Job]) -> None:
+    _group(conn, group, turns)
 
 
 def _group(conn: sqlite3.Connection, group: list[_Job], turns: Turns | None) -> None:
@@ -310,11 +341,17 @@ def _savepoints(conn: sqlite3.Connection, group: list[_Job]) -> None:
         raise
 
 
-def _snapshot(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:
+def _read_group(conn: sqlite3.Connection, group: list[_Job]) -> None:
+    """Run queued reads in one read transaction; each read's error is its own."""
     with map_store_errors():
         conn.execute("BEGIN")
         try:
-            return body(conn)
+            for job in group:
+                try:
+                    with map_store_errors():
+                        job.result = job.body(conn)
+                except Exception as exc:
+                    job.error = exc
         finally:
             conn.execute("COMMIT")
 
