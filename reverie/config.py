@@ -137,7 +137,7 @@ class CuratorConfig:
     timeout_s: float = 60.0
 
 
-DEFAULT_REVIEW_CONCURRENCY = 8
+DEFAULT_REVIEW_CONCURRENCY = 32
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,9 @@ class ReviewerConfig:
     cooldown_h: float = 6.0
     lease_s: float = 600.0
     concurrency: int = DEFAULT_REVIEW_CONCURRENCY
-    """Namespaces a review round reviews at once (``Reverie.review``)."""
+    """Namespaces a review round reviews at once (``Reverie.review``). More than the model
+    takes at once (``model.concurrency``): passes in flight together share the database's
+    group commits and group reads, which is what makes a round over thousands short."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ DEFAULT_MODEL_TIMEOUT_S = 8.0
 DEFAULT_MODEL_CONNECT_S = 2.0
 DEFAULT_RETRY_AFTER_MAX_S = 5.0
 DEFAULT_MODEL_BREAKER_S = 60.0
+DEFAULT_MODEL_CONCURRENCY = 8
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,8 @@ class ModelConfig:
     ``timeout_s`` (a timed-out request is not retried), then the runtime's breaker answers
     every stage "deferred" for ``breaker_s`` or until the next review round. A
     ``Retry-After`` up to ``retry_after_max_s`` is waited for; a longer one rests the
-    server that long. A schema-invalid answer at temperature 0 is not asked again."""
+    server that long. A schema-invalid answer at temperature 0 is not asked again. At most
+    ``concurrency`` requests are in flight at once, whatever the review concurrency."""
 
     url: str = ""
     api_key: str = ""
@@ -197,6 +201,7 @@ class ModelConfig:
     backoff_s: float = 0.5
     retry_after_max_s: float = DEFAULT_RETRY_AFTER_MAX_S
     breaker_s: float = DEFAULT_MODEL_BREAKER_S
+    concurrency: int = DEFAULT_MODEL_CONCURRENCY
 
 
 DEFAULT_RECENCY_WEIGHT = 0.05
@@ -407,8 +412,8 @@ def _validate(config: Config) -> None:
         raise ConfigError("ranking.recency_half_life_h must be positive")
     if not 0.0 < config.ranking.same_subject_jaccard <= 1.0:
         raise ConfigError("ranking.same_subject_jaccard must be in (0, 1]")
-    if config.reviewer.concurrency < 1:
-        raise ConfigError("reviewer.concurrency must be at least 1")
+    if config.reviewer.concurrency < 1 or config.model.concurrency < 1:
+        raise ConfigError("reviewer.concurrency and model.concurrency must be at least 1")
     if config.model.timeout_s <= 0 or config.model.connect_timeout_s <= 0:
         raise ConfigError("model.timeout_s and model.connect_timeout_s must be positive")
     if config.actors.mailbox_size < 1:

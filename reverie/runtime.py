@@ -191,7 +191,7 @@ class Reverie:
             token_usage=reverie_metrics.token_usage(self._meter_provider),
             model_calls=reverie_metrics.model_calls(self._meter_provider),
             vectors=self.vectors,
-            breaker=Breaker(self.config.model.breaker_s),
+            breaker=Breaker(self.config.model.breaker_s, self.config.model.concurrency),
         )
         services = self._services
         bus.subscribe(Writer.name, Writer.handles, lambda ns: Writer(ns, services))

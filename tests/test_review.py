@@ -19,7 +19,7 @@ from reverie import Config, ManualClock
 from reverie.actors.distiller import Distiller
 from reverie.actors.linter import Linter
 from reverie.actors.reviewer import NOTHING_NEW
-from reverie.config import DEFAULT_REVIEW_CONCURRENCY
+from reverie.config import DEFAULT_MODEL_CONCURRENCY, DEFAULT_REVIEW_CONCURRENCY
 from tests.chat_server import HOLD, ChatServer
 from tests.conftest import review_stage
 from tests.local_http import base_url, serving
@@ -515,17 +515,17 @@ async def test_a_hung_model_is_asked_once_per_round_not_once_per_namespace(
     assert len(chat.seen) == 1 + len(names)
 
 
-@pytest.mark.parametrize("limit", [3, DEFAULT_REVIEW_CONCURRENCY])
+@pytest.mark.parametrize("limit", [3, 8])
 async def test_namespaces_are_reviewed_concurrently_within_the_bound(
     tmp_path: Path, clock: ManualClock, limit: int
 ) -> None:
     """D15: a round reviews ``reviewer.concurrency`` namespaces at once, never more (the
-    server holds each request until that many are in flight, and counts them)."""
+    server holds each request until that many are in flight, and counts them; the model's
+    own bound is set above it here)."""
     names = [f"n{i}" for i in range(2 * limit + 1)]
     with serving(ChatServer()) as chat:
-        config = chat_config(chat, timeout_s="10")
-        if limit != DEFAULT_REVIEW_CONCURRENCY:
-            config = config.with_section("reviewer", concurrency=limit)
+        config = chat_config(chat, timeout_s="10").with_section("reviewer", concurrency=limit)
+        config = config.with_section("model", concurrency=limit + 5)
         async with reverie.open(tmp_path / "h", config=config, clock=clock) as rv:
             for name in names:
                 await save(rv, "deploy", f"The {name} deploy timeout is 30s", ns=name)
@@ -533,6 +533,28 @@ async def test_namespaces_are_reviewed_concurrently_within_the_bound(
             chat.together = limit
             report = await rv.review(force=True)
     assert chat.max_inflight == limit
+    assert distilled(report) == {name: ["distilled"] for name in names[1:]}
+
+
+async def test_the_model_sees_at_most_its_own_bound_whatever_the_review_concurrency(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """A round runs more passes at once than the model takes (by default too); the server
+    never holds more than ``model.concurrency`` requests. It holds each request until
+    one more than the bound is in flight, which never happens: each is let go after the
+    server's 5 s wait instead, and no more than two were ever there."""
+    assert DEFAULT_REVIEW_CONCURRENCY > DEFAULT_MODEL_CONCURRENCY
+    names = [f"n{i}" for i in range(5)]
+    with serving(ChatServer()) as chat:
+        config = chat_config(chat, timeout_s="10").with_section("reviewer", concurrency=4)
+        config = config.with_section("model", concurrency=2)
+        async with reverie.open(tmp_path / "h", config=config, clock=clock) as rv:
+            for name in names:
+                await save(rv, "deploy", f"The {name} deploy timeout is 30s", ns=name)
+            await rv.namespace(names[0]).review(force=True)  # the model is known healthy
+            chat.together = 3
+            report = await rv.review(force=True)
+    assert chat.max_inflight == 2
     assert distilled(report) == {name: ["distilled"] for name in names[1:]}
 
 

@@ -67,16 +67,16 @@ async def test_a_pass_that_changes_nothing_but_stamps_commits_twice(
     assert [s["status"] for s in again["stages"]] == ["not_due"] * 4  # the stamps landed
 
 
-async def test_a_pass_that_distils_commits_three_times(
+async def test_a_pass_that_distils_still_commits_twice(
     rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every summary of a round commits in one write of its own (in write order with the
-    writer's corrections), not one per topic."""
+    """Every summary of a round joins the pass's closing write (not one write per topic,
+    nor one for the distiller), and its file is written once that committed."""
     await remember(rv, ("deploy", "The deploy port is 8080"), ("oncall", "The pager is #ops"))
     seen = count_calls(monkeypatch, rv)
     report = await rv.review(force=True)
     assert review_stage(report, "distiller")["distilled"] == 2
-    assert seen["write"] == 3
+    assert seen["write"] == 2
     home = rv.home / "a" / "topics"
     assert (home / "deploy" / "summary.md").read_text() == "The deploy port is 8080\n"
     assert (home / "oncall" / "summary.md").read_text() == "The pager is #ops\n"

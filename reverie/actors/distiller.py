@@ -28,6 +28,7 @@ from reverie.stores.records import Fact
 from reverie.telemetry.logs import get_logger, info_wanted
 
 log = get_logger("reverie.distiller")
+BY_RULES = "rules"  # a summary made of whole live facts (no model asked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +114,8 @@ class Distiller(Stage):
 
     async def _store(self, results: list[dict[str, Any]], drafts: dict[str, Draft]) -> None:
         """Every summary of the round, its watermark and the round's stamp in one write (one
-        commit, one jsonl append): a failed commit keeps every watermark, so the round is
-        retried; the summaries are projected after the commit."""
+        commit, one jsonl append; in a pass, the pass's closing one): a failed commit keeps
+        every watermark, so the round is retried; the summaries are projected after it."""
         done = [r for r in results if r["status"] == "distilled"]
         now = self.s.now()
         records = done + [{"ts": now, **r} for r in results if r["status"] != "distilled"]
@@ -139,16 +140,15 @@ class Distiller(Stage):
                 )
             self.done(conn, {"topics": {r["topic"]: r["status"] for r in results}})
 
-        # a summary commits at once, in write order with the writer's corrections; its file
-        # is written from a reader thread (the state it finds), off the writer's thread
-        await self.commit(store, "distill", records, defer=not done)
+        # in a pass, the summaries join its closing transaction (one commit for the pass);
+        # their files are written after it, from a reader thread (the state it left)
+        await self.commit(store, "distill", records, defer=True, landed=partial(self._landed, done))
+
+    def _landed(self, done: list[dict[str, Any]], conn: sqlite3.Connection) -> None:
+        """After the summaries committed: their files, then the news of them."""
         if done:
-            refresh = partial(
-                self.s.projector.refresh_summaries,
-                namespace=self.namespace,
-                names=[r["topic"] for r in done],
-            )
-            await self.s.db.read(lambda conn: self.project(partial(refresh, conn)))
+            names = [r["topic"] for r in done]
+            self.project(partial(self.s.projector.refresh_summaries, conn, self.namespace, names))
         self._announce(done)
 
     def _announce(self, done: list[dict[str, Any]]) -> None:
@@ -179,7 +179,7 @@ class Distiller(Stage):
             facts = [(f.content, f.depth) for f in live]
             if self.cfg.rules_first and fits_whole(facts, self.cfg.summary_chars):
                 summary = summarise(facts, self.cfg.summary_chars)  # nothing to judge
-                drafts[topic] = Draft(live, summary, "rules")
+                drafts[topic] = Draft(live, summary, BY_RULES)
             else:
                 asked.append((topic, live))
         if not asked:
@@ -209,7 +209,9 @@ class Distiller(Stage):
         live, summary, by, tokens = draft.live, draft.summary, draft.by, draft.tokens
         if summary is None:
             return {"topic": topic, "status": "deferred", "reason": by, **tokens}
-        problem = summary_problem(summary, [f.content for f in live], self.cfg.summary_chars)
+        problem = summary_problem(
+            summary, [f.content for f in live], self.cfg.summary_chars, extractive=by == BY_RULES
+        )
         if problem is not None:
             return {"topic": topic, "status": "rejected", "reason": problem, **tokens}
         return {

@@ -22,6 +22,7 @@ import os
 import sqlite3
 import uuid
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import anyio
@@ -102,6 +103,8 @@ class Reviewer(Actor):
                 )
                 if any(item.records for item in landed):
                     await anyio.to_thread.run_sync(_append_logs, landed)
+                if any(item.landed for item in landed):
+                    await self.s.db.read(partial(_after_landing, landed))
         report["text"] = render(report)
         return report
 
@@ -245,6 +248,18 @@ def _settle(
             log.error("stage_failed", stage=item.stage.name, error=repr(exc))
         conn.execute("RELEASE stage")
     return landed
+
+
+def _after_landing(landed: list[Pending], conn: sqlite3.Connection) -> None:
+    """What follows the closing commit (projections, events); like any projection, a
+    failure here is logged and never un-acknowledges the pass."""
+    for item in landed:
+        if item.landed is None:
+            continue
+        try:
+            item.landed(conn)
+        except Exception as exc:
+            log.warning("after_pass_failed", stage=item.stage.name, error=repr(exc))
 
 
 def _append_logs(landed: list[Pending]) -> None:

@@ -24,12 +24,14 @@ _log = get_logger("reverie.review")
 @dataclass(frozen=True, slots=True)
 class Pending:
     """A stage's deferred write: run in the pass's closing transaction, its records
-    appended to ``logs/wiki/<log>.jsonl`` after that commit."""
+    appended to ``logs/wiki/<log>.jsonl`` after that commit, and ``landed`` (projections,
+    events) run on a read connection once it committed."""
 
     stage: Stage
     body: Callable[[sqlite3.Connection], None]
     log: str
     records: list[dict[str, Any]]
+    landed: Callable[[sqlite3.Connection], None] | None = None
 
 
 class Stage:
@@ -138,6 +140,7 @@ class Stage:
         then: Callable[[sqlite3.Connection, None], None] | None = None,
         *,
         defer: bool = False,
+        landed: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         """The stage's write, then its jsonl records appended outside the database's write
         lock: an fsync'd append (milliseconds for a new file) under the lock would stall
@@ -145,14 +148,19 @@ class Stage:
 
         ``defer``: bookkeeping that nothing later in the pass reads (stamps, seen keys,
         ledger rows) joins the pass's closing transaction instead, when a pass collects it
-        (:attr:`pending`): one commit for the pass instead of one per stage."""
+        (:attr:`pending`): one commit for the pass instead of one per stage.
+
+        ``landed``: what follows the commit on a read connection (a projection written
+        from the state the commit left), whether the write was deferred or not."""
         if defer and then is None and self.pending is not None:
-            self.pending.append(Pending(self, body, log, records))
+            self.pending.append(Pending(self, body, log, records, landed))
             return
         await self.s.db.write(body, then=then)
-        if records:
-            with anyio.CancelScope(shield=True):  # committed: its log line follows it
+        with anyio.CancelScope(shield=True):  # committed: its log line follows it
+            if records:
                 await anyio.to_thread.run_sync(self.log, log, records)
+            if landed is not None:
+                await self.s.db.read(landed)
 
     def log(self, name: str, records: list[dict[str, Any]]) -> None:
         """Append to ``logs/wiki/<name>.jsonl`` (in a worker thread, after the

@@ -1,5 +1,5 @@
 """One breaker per runtime in front of the model: a dead or hung server is asked once, not
-once per namespace and stage.
+once per namespace and stage, and a live one sees at most ``concurrency`` requests at once.
 
 While the server's health is unknown (at start, after a rest, at a new review round) one
 call goes first and the others wait for its outcome; after the server failed (unreachable,
@@ -15,6 +15,7 @@ from enum import Enum
 
 import anyio
 
+from reverie.config import DEFAULT_MODEL_CONCURRENCY
 from reverie.model.seam import Answer, Deferred
 
 DEFAULT_BREAKER_S = 60.0
@@ -37,8 +38,12 @@ class Breaker:
     """Shared by every stage of one runtime; state lives in memory only (a restart probes
     the server afresh, which costs one call)."""
 
-    def __init__(self, rest_s: float = DEFAULT_BREAKER_S) -> None:
+    def __init__(
+        self, rest_s: float = DEFAULT_BREAKER_S, concurrency: int = DEFAULT_MODEL_CONCURRENCY
+    ) -> None:
         self.rest_s = rest_s
+        self.concurrency = concurrency
+        self._slots: anyio.CapacityLimiter | None = None  # made in the loop, on first use
         self.health = Health.UNKNOWN
         self._until = 0.0
         self._asked_until = 0.0  # what the server itself asked for (Retry-After)
@@ -65,16 +70,23 @@ class Breaker:
                     )
                 self.health = Health.UNKNOWN
             if self.health is Health.HEALTHY:
-                return self._record(await ask())
+                return self._record(await self._asked(ask))
             if self._probe is None:
                 break
             await self._probe.wait()  # another call is finding out; its outcome decides
         self._probe = probe = anyio.Event()
         try:
-            return self._record(await ask())
+            return self._record(await self._asked(ask))
         finally:
             self._probe = None
             probe.set()
+
+    async def _asked(self, ask: Callable[[], Awaitable[Answer | Deferred]]) -> Answer | Deferred:
+        """``ask`` once one of the ``concurrency`` slots is free."""
+        if self._slots is None:
+            self._slots = anyio.CapacityLimiter(self.concurrency)
+        async with self._slots:
+            return await ask()
 
     def _record(self, answer: Answer | Deferred) -> Answer | Deferred:
         if isinstance(answer, Deferred) and answer.unavailable:

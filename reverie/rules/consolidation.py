@@ -61,13 +61,18 @@ def fits_whole(facts: Sequence[tuple[str, int]], max_chars: int) -> bool:
     return sum(len(t) for t in texts) + 2 * max(0, len(texts) - 1) <= max_chars
 
 
-def summary_problem(summary: str, live: Sequence[str], max_chars: int) -> str | None:
-    """Why a proposed summary may not be stored (``None``: it may)."""
+def summary_problem(
+    summary: str, live: Sequence[str], max_chars: int, *, extractive: bool = False
+) -> str | None:
+    """Why a proposed summary may not be stored (``None``: it may). ``extractive``: the
+    rules made it of whole live facts (:func:`summarise`), each of which passed the write
+    path's checks (control characters, framing, instructions, secrets) when it was stored,
+    so those are not run again; a model's summary could carry anything, and is checked."""
     if not summary.strip():
         return "the summary is empty"
     if len(summary) > max_chars:
         return f"the summary is {len(summary)} chars; the limit is {max_chars}"
-    unsafe = answer_problem(summary)
+    unsafe = None if extractive else answer_problem(summary)
     if unsafe is not None:
         return f"the summary is not safe to show: {unsafe}"
     known = frozenset().union(*(values(text) for text in live)) if live else frozenset()
