@@ -54,12 +54,13 @@ async def test_a_pass_that_changes_nothing_but_stamps_commits_twice(
     rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Invariant: the stages' bookkeeping (stamps, ledger rows) joins the pass's closing
-    transaction — two writes a pass (begin, end), not one per stage — and still lands."""
+    transaction — two writes a pass (begin, end), not one per stage — and still lands;
+    what the four stages look at is read once, in one snapshot."""
     await remember(rv)
     seen = count_calls(monkeypatch, rv)
     report = await rv.namespace("a").review(force=True)
     assert [s["status"] for s in report["stages"]] == ["ran"] * 4
-    assert seen["write"] == 2
+    assert seen == Counter(write=2, read=1)
     rounds = [r.actor for r in await rv.namespace("a").ledger() if r.action == "round"]
     assert rounds == ["linter", "distiller", "promoter", "curator"]
     await remember(rv, ("deploy", "The deploy port is 8080"))  # something new: not quiet
@@ -76,7 +77,8 @@ async def test_a_pass_that_distils_still_commits_twice(
     seen = count_calls(monkeypatch, rv)
     report = await rv.review(force=True)
     assert review_stage(report, "distiller")["distilled"] == 2
-    assert seen["write"] == 2
+    assert seen["write"] == 2 and seen["read"] == 4  # the names, the quiet marks, the
+    # stages' looks, and the summaries' files once the closing write landed
     home = rv.home / "a" / "topics"
     assert (home / "deploy" / "summary.md").read_text() == "The deploy port is 8080\n"
     assert (home / "oncall" / "summary.md").read_text() == "The pager is #ops\n"
@@ -214,3 +216,29 @@ async def test_a_namespace_over_the_bound_is_searched(rv: reverie.Reverie) -> No
     assert found is None
     conflicts, _ = await _conflicts(rv)
     assert {kind for kind, _, _ in conflicts} == {"stale_citation"}
+
+
+async def test_a_broken_look_fails_its_stage_alone(
+    rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stages' looks share one read; one that raises fails only its own stage (the
+    others read, ran and stamped), and that stage is due again next pass."""
+
+    def broken(self: Curator, conn: sqlite3.Connection) -> None:
+        raise RuntimeError("curator look broke")
+
+    monkeypatch.setattr(Curator, "look", broken)
+    await remember(rv, ("deploy", "The deploy port is 8080"))
+    report = await rv.review(force=True)
+    assert statuses(report) == {
+        "linter": "ran",
+        "distiller": "ran",
+        "promoter": "ran",
+        "curator": "failed",
+    }
+    assert "curator look broke" in review_stage(report, "curator")["error"]
+    monkeypatch.undo()
+    await remember(rv, ("deploy", "The deploy region is eu-west-1"))
+    again = await rv.review(force=True)
+    assert statuses(again)["curator"] == "ran"
+    assert statuses(again)["promoter"] == "not_due"

@@ -70,19 +70,18 @@ class Curator(Stage):
     name = "curator"
     section = "curator"
 
+    def look(self, conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The candidates as of now, and the overlap / bloat scan of the skills."""
+        found = candidates(conn, self.s, self.namespace, self.s.clock.now())
+        return found, scan(
+            skills.registered(conn, self.namespace),
+            self.cfg.overlap_threshold,
+            self.cfg.bloat_chars,
+        )
+
     async def run(self) -> dict[str, Any]:
         """The dry run: report candidates and the overlap / bloat scan, move nothing."""
-        now = self.s.clock.now()
-
-        def look(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-            found = candidates(conn, self.s, self.namespace, now)
-            return found, scan(
-                skills.registered(conn, self.namespace),
-                self.cfg.overlap_threshold,
-                self.cfg.bloat_chars,
-            )
-
-        found, issues = await self.s.db.read(look)
+        found, issues = await self.looked()
         stamp = self.s.now()
         records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
         records += [{"ts": stamp, "action": "report", **i} for i in issues]

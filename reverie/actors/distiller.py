@@ -85,13 +85,14 @@ class Distiller(Stage):
         )
         return int(row[0]) if row else 0
 
-    async def run(self) -> dict[str, Any]:
-        def look(conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], dict[str, list[Fact]]]:
-            stale = self._stale(conn)  # and the live facts of the topics chosen: one read
-            chosen = stale[: self.cfg.max_topics]
-            return stale, {t: topics.live(conn, self.namespace, t) for t, _ in chosen}
+    def look(self, conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], dict[str, list[Fact]]]:
+        """The stale topics, and the live facts of those chosen: one read."""
+        stale = self._stale(conn)
+        chosen = stale[: self.cfg.max_topics]
+        return stale, {t: topics.live(conn, self.namespace, t) for t, _ in chosen}
 
-        stale, found = await self.s.db.read(look)
+    async def run(self) -> dict[str, Any]:
+        stale, found = await self.looked()
         chosen, over = stale[: self.cfg.max_topics], stale[self.cfg.max_topics :]
         results = []
         drafts = await self._drafts(found)
@@ -142,13 +143,13 @@ class Distiller(Stage):
 
         # in a pass, the summaries join its closing transaction (one commit for the pass);
         # their files are written after it, from a reader thread (the state it left)
-        await self.commit(store, "distill", records, defer=True, landed=partial(self._landed, done))
+        landed = partial(self._landed, done) if done else None
+        await self.commit(store, "distill", records, defer=True, landed=landed)
 
     def _landed(self, done: list[dict[str, Any]], conn: sqlite3.Connection) -> None:
         """After the summaries committed: their files, then the news of them."""
-        if done:
-            names = [r["topic"] for r in done]
-            self.project(partial(self.s.projector.refresh_summaries, conn, self.namespace, names))
+        names = [r["topic"] for r in done]
+        self.project(partial(self.s.projector.refresh_summaries, conn, self.namespace, names))
         self._announce(done)
 
     def _announce(self, done: list[dict[str, Any]]) -> None:

@@ -65,6 +65,8 @@ class Scan:
     tripped: bool = False
     seen: list[str] | None = None
     """The keys of the conflicts already recorded, read in the scan's snapshot."""
+    deadline: float = 0.0
+    """When the breaker ends the round (monotonic), set as the scan began."""
 
 
 class Linter(Stage):
@@ -79,8 +81,8 @@ class Linter(Stage):
     async def run(self) -> dict[str, Any]:
         found: list[Conflict] = []
         deferred = None
-        deadline = time.monotonic() + self.cfg.breaker_s
-        scan = await self.s.db.read(lambda conn: self._look(conn, deadline))
+        scan: Scan = await self.looked()
+        deadline = scan.deadline
         found.extend(scan.conflicts)
         unclear = scan.unclear
         tripped = scan.tripped
@@ -146,10 +148,13 @@ class Linter(Stage):
                 out.append(Conflict(kind, a, b, verdict["why"] or "the model", by="model"))
         return out
 
-    def _look(self, conn: sqlite3.Connection, deadline: float) -> Scan:
-        """The scan and the keys already recorded, in one read."""
+    def look(self, conn: sqlite3.Connection) -> Scan:
+        """The scan and the keys already recorded, in one read; the breaker's deadline
+        starts with it."""
+        deadline = time.monotonic() + self.cfg.breaker_s
         scan = self._scan(conn, deadline)
         scan.seen = list(review_state.get(conn, self.namespace, SEEN, []))
+        scan.deadline = deadline
         return scan
 
     def _scan(self, conn: sqlite3.Connection, deadline: float) -> Scan:

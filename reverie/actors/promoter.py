@@ -72,14 +72,13 @@ class Promoter(Stage):
 
     # -- the round -----------------------------------------------------------------------
 
+    def look(self, conn: sqlite3.Connection) -> tuple[list[Fact], list[str]]:
+        """The candidates as of now, and MEMORY.md's live entries."""
+        memory = [e.content for e in entries.live(conn, self.namespace, "memory")]
+        return self.candidates(conn, self.s.clock.now()), memory
+
     async def run(self) -> dict[str, Any]:
-        now = self.s.clock.now()
-
-        def gate(conn: sqlite3.Connection) -> tuple[list[Fact], list[str]]:
-            memory = [e.content for e in entries.live(conn, self.namespace, "memory")]
-            return self.candidates(conn, now), memory
-
-        candidates, memory = await self.s.db.read(gate)
+        candidates, memory = await self.looked()
         outcomes: list[dict[str, Any]] = []
         if candidates:
             outcomes = await self._judge_and_write(candidates, memory)

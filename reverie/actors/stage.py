@@ -48,6 +48,7 @@ class Stage:
         self._stamp: tuple[str | None] | None = None  # (last run,) once known
         self.pending: list[Pending] | None = None
         """Where deferred writes go when a review pass collects them (see :meth:`commit`)."""
+        self._read: tuple[Any, BaseException | None] | None = None  # what look() read
 
     def know(self, last_run: str | None) -> None:
         """The stage's last run as the reviewer read it when the pass began (one read for
@@ -97,6 +98,35 @@ class Stage:
 
     async def run(self) -> dict[str, Any]:
         raise NotImplementedError
+
+    def look(self, conn: sqlite3.Connection) -> Any:
+        """What the stage reads before it acts, in one read transaction. A review pass
+        reads every due stage's look in one snapshot when it begins (:meth:`prefetch`):
+        the stages before never write until the pass's closing transaction."""
+        raise NotImplementedError
+
+    def prefetch(self, conn: sqlite3.Connection) -> None:
+        """Run :meth:`look` inside the pass's read; an error is kept for :meth:`looked`
+        to raise, so one stage's broken read fails that stage alone."""
+        try:
+            self._read = (self.look(conn), None)
+        except Exception as exc:
+            self._read = (None, exc)
+
+    async def looked(self) -> Any:
+        """What :meth:`look` read: prefetched by the pass, else read now (once either way)."""
+        read, self._read = self._read, None
+        if read is None:
+            return await self.s.db.read(self.look)
+        value, error = read
+        if error is not None:
+            raise error
+        return value
+
+    def due_now(self) -> bool:
+        """The due-check from the last run the pass read (no read of its own)."""
+        last = self.last_run
+        return last is None or self.s.clock.now() >= datetime.fromisoformat(last) + self.interval
 
     def done(self, conn: sqlite3.Connection, detail: dict[str, Any]) -> None:
         """Stamp the round as run and audit it (inside the caller's transaction)."""
