@@ -19,6 +19,9 @@ from reverie.stores import topics
 from tests.conftest import review_stage
 
 
+CURATOR_FAILED = {"linter": "ran", "distiller": "ran", "promoter": "ran", "curator": "failed"}
+
+
 def statuses(report: dict[str, Any]) -> dict[str, str]:
     return {s["stage"]: s["status"] for s in report["namespaces"][0]["stages"]}
 
@@ -132,12 +135,7 @@ async def test_a_deferred_write_that_fails_fails_its_stage_alone(
     monkeypatch.setattr(Curator, "run", broken)
     await remember(rv)
     report = await rv.review(force=True)
-    assert statuses(report) == {
-        "linter": "ran",
-        "distiller": "ran",
-        "promoter": "ran",
-        "curator": "failed",
-    }
+    assert statuses(report) == CURATOR_FAILED
     assert "curator bookkeeping broke" in review_stage(report, "curator")["error"]
     rounds = [r.actor for r in await rv.namespace("a").ledger() if r.action == "round"]
     assert rounds == ["linter", "distiller", "promoter"]  # the curator's row rolled back
@@ -230,12 +228,7 @@ async def test_a_broken_look_fails_its_stage_alone(
     monkeypatch.setattr(Curator, "look", broken)
     await remember(rv, ("deploy", "The deploy port is 8080"))
     report = await rv.review(force=True)
-    assert statuses(report) == {
-        "linter": "ran",
-        "distiller": "ran",
-        "promoter": "ran",
-        "curator": "failed",
-    }
+    assert statuses(report) == CURATOR_FAILED
     assert "curator look broke" in review_stage(report, "curator")["error"]
     monkeypatch.undo()
     await remember(rv, ("deploy", "The deploy region is eu-west-1"))
