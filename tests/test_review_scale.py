@@ -18,7 +18,6 @@ from reverie.actors.linter import RELATED, Linter
 from reverie.stores import topics
 from tests.conftest import review_stage
 
-
 CURATOR_FAILED = {"linter": "ran", "distiller": "ran", "promoter": "ran", "curator": "failed"}
 
 
