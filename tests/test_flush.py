@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import reverie
 from reverie import Config, ManualClock
+from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 
 
@@ -327,3 +329,51 @@ async def test_a_busy_database_is_a_transient_error(tmp_path: Path, clock: Manua
             finally:
                 other.close()
     assert result["decision"] == "ERROR" and result["transient"] is True
+
+
+async def flush_details(ns: reverie.Namespace) -> list[dict[str, Any]]:
+    return [r.detail for r in await ns.ledger() if r.action == "flush"]
+
+
+async def test_a_candidate_waits_for_company_at_most_a_day(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    """Unsure candidates wait for a fuller batch while new ones keep coming; a flush that
+    finds only candidates that waited ``ask_wait_h`` (24 h), nothing new beside them, asks
+    about them: a conversation's last words are not held for ever."""
+    ns = rv.namespace("a")
+    async with ns.session("s1") as s:
+        await s.turn(user="nightly export failed again, disk full on the batch host")
+        await s.idle()
+        await rv.wait_idle()
+    for hours in (23, 2):
+        clock.advance(timedelta(hours=hours))
+        async with ns.session(f"s{hours}") as s:
+            await s.idle()  # nothing new said
+            await rv.wait_idle()
+    flushes = await flush_details(ns)
+    assert [f["asked_model"] for f in flushes] == [0, 0, 1]
+    assert [f["left_for_next"] for f in flushes] == [1, 1, 0]
+
+
+def test_the_offline_model_leaves_a_guessed_lesson_in_the_log() -> None:
+    """The rules only guess that a failure or a bare correction is a lesson for MEMORY.md;
+    the offline model, asked, keeps such a guess out of what is injected every turn, while
+    a topic route stands."""
+    candidates = [
+        {"id": 1, "text": "nightly export failed again, disk full on the batch host"},
+        {"id": 2, "text": "actually oskar, not kenji"},
+        {"id": 3, "text": "The staging database is pg-stage-2."},
+    ]
+    tags = [("error", "high"), ("correction", "high"), ("event", "normal")]
+    payload = {
+        "candidates": [
+            {**c, "tag": tag, "weight": weight, "speaker": "user"}
+            for c, (tag, weight) in zip(candidates, tags, strict=True)
+        ],
+        "topics": [],
+        "max_topics": 8,
+    }
+    answer = OfflineModel().answer("flush", payload)
+    assert answer is not None
+    assert [r["home"] for r in answer["routes"]] == ["skip", "skip", "topic"]

@@ -4,14 +4,19 @@ keeps time order (the correction-revert sequence of issue 8, item 1)."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import timedelta
 
 import pytest
 
 import reverie
+from reverie.rules.claims import without_denied
+from reverie.rules.extraction import bare_value, resolve
+from reverie.rules.routing import topic_name
 from reverie.rules.similarity import near_duplicate
-from reverie.rules.supersede import changes_value, competes, restates_values, supersedes
+from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
 from reverie.rules.value_slots import restates_all
+from reverie.stores import ledger, timeline
 from tests.conftest import ok
 
 NATURAL = [
@@ -222,6 +227,56 @@ async def test_a_session_s_corrections_collapse_to_the_latest(rv: reverie.Reveri
     assert facts == ["The standup is 16:30"]
     flushes = [r.detail for r in await ns.ledger() if r.action == "flush"]
     assert flushes[0]["skipped_because"] == {"restated later in the session": 1}
+
+
+async def test_a_value_the_flush_only_found_again_is_not_newer_than_a_later_turn(
+    rv: reverie.Reverie,
+) -> None:
+    """Time order: what counts as written after a turn is a write or a tool call saying
+    the value again; the flush finding an earlier turn's statement already stored (its own
+    NOOP, written after every turn of its session) tells nothing newer than the turn."""
+    ns = rv.namespace("a")
+    text = "The ci runner image is ubuntu-24.04"
+    async with ns.session("s") as s:
+        ok(await s.call_tool("topic", {"action": "save", "topic": "ci", "content": text}), "ADD")
+    [fact] = await ns.facts("ci")
+    found = keys(text)
+
+    async def after(actor: str) -> list[str]:
+        def run(conn: sqlite3.Connection) -> list[str]:
+            horizon = int(conn.execute("SELECT max(seq) FROM ledger").fetchone()[0])
+            ledger.append(
+                conn, ts="2026-01-01T00:00:00+00:00", namespace="a", actor=actor,
+                action="save", decision="NOOP", entry_id=fact.id,
+            )  # fmt: skip
+            return timeline.written_after(
+                conn, "a", horizon, subject=found.subject, skeleton=found.skeleton, topic="ci"
+            )
+
+        return await rv.services.db.write(run)
+
+    assert await after("flusher") == []
+    assert set(await after("writer")) == {text}  # by topic, subject and skeleton
+
+
+def test_a_fragment_that_takes_a_value_back_names_the_value_it_keeps() -> None:
+    """ "sorry typo: 30 minutes not 20 min" gives one value (the other is denied): it is a
+    bare correction, resolved against the statement before it with its unit."""
+    fragment = "sorry typo: 30 minutes not 20 min"
+    assert without_denied(fragment) == "sorry typo: 30 minutes min"
+    assert without_denied("meant 3pm not 4pm") == "meant 3pm"
+    assert bare_value(fragment)
+    assert resolve(fragment, ["our access token lifetime is 20 min"]) == (
+        "our access token lifetime is 30 minutes"
+    )
+    assert resolve("wait no, 16:30. typo", ["the standup is at 16:00"]) == "the standup is 16:30"
+
+
+def test_a_unit_of_measure_never_names_a_topic() -> None:
+    """A unit right after a number is part of the value; a counted thing still names one."""
+    assert topic_name("sorry typo: 30 minutes not 20 min") is None
+    assert topic_name("oops 45 sec not 30") is None
+    assert topic_name("set it to 5 replicas") == "replicas"
 
 
 async def test_the_flush_does_not_bring_back_what_the_agent_replaced(rv: reverie.Reverie) -> None:

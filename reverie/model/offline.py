@@ -12,7 +12,7 @@ from typing import Any
 from reverie.model import questions
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.rules import consolidation
-from reverie.rules.routing import TopicHint, route_all
+from reverie.rules.routing import Home, Route, TopicHint, route_all
 
 
 class OfflineModel:
@@ -44,7 +44,16 @@ def _flush(payload: dict[str, Any]) -> dict[str, Any]:
         for t in payload["topics"]
     }
     routes = route_all(payload["candidates"], topics, payload["max_topics"])
-    return {"reasoning": "routing rules", "routes": [r.as_answer(i) for i, r in routes]}
+    return {"reasoning": "routing rules", "routes": [_offline_route(i, r) for i, r in routes]}
+
+
+def _offline_route(candidate_id: int, route: Route) -> dict[str, Any]:
+    """The rules' route; but a statement they only guess is a lesson or a preference stays
+    in the log: what is injected every turn needs a judgement the rules cannot make."""
+    if route.sure or route.home is Home.TOPIC or route.home is Home.SKIP:
+        return route.as_answer(candidate_id)
+    left = Route(Home.SKIP, route.content, "", f"unsure ({route.reason}): left in the log", True)
+    return left.as_answer(candidate_id)
 
 
 def _distill(payload: dict[str, Any]) -> dict[str, Any]:

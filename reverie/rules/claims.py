@@ -31,9 +31,26 @@ LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
 # a value right after another ("meant 3pm not 4pm")
 _NOT_X = re.compile(
     r"(?:[,;]\s*(?:and\s+)?|\s+and\s+)not\s+(?P<old>[^,;.]+?)\s*(?:[.!]?\s*$|,\s+(?=\w))"
-    r"|(?<=\d)(?:[a-z%]{0,5})\s+not\s+(?P<old2>\S*\d[\w:.%/-]*)",
+    r"|(?<=\d)(?P<unit>\s?[a-z%]{1,8})?\s+not\s+(?P<old2>\S*\d[\w:.%/-]*)",
     re.I,
 )
+
+
+def without_denied(text: str) -> str:
+    """The text without the former value it denies ("30 minutes not 20 min" → "30 minutes
+    min"; "port 5433, not 5432" → "port 5433"): what it says, not what it takes back."""
+    found = _NOT_X.search(text)
+    return text if found is None else _cut(text, found)
+
+
+def _cut(text: str, found: re.Match[str]) -> str:
+    """``text`` without a denial ``found`` by :data:`_NOT_X`; the unit of the value before
+    it stays ("3pm not 4pm" → "3pm")."""
+    head = text[: found.start()] + (found.groupdict().get("unit") or "")
+    tail = text[found.end() :]
+    return f"{head} {tail}" if head and tail and not tail[0].isspace() else head + tail
+
+
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
 # "moved from okta to entra id": the old value is named, the relation is "moved to"
 _FROM_TO = re.compile(
@@ -133,7 +150,7 @@ def parse(text: str) -> Claim:
         found = pattern.search(body)
         if found:
             negated = (found.group("old") or found.group("old2")).strip().rstrip(".!")
-            body = body[: found.start()] + body[found.end() :]
+            body = _cut(body, found)
             break
     moved = _FROM_TO.search(body)
     if moved and negated is None:

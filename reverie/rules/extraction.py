@@ -12,12 +12,12 @@ from enum import StrEnum
 from typing import Final
 
 from reverie.rules.blocks import prose
-from reverie.rules.claims import TAKING_BACK
+from reverie.rules.claims import TAKING_BACK, without_denied
 from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens, values
 from reverie.rules.supersede import subject_phrase
-from reverie.rules.value_slots import changes_a_value
+from reverie.rules.value_slots import changes_a_value, unit_kind
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
@@ -255,7 +255,7 @@ def bare_value(sentence: str) -> bool:
     without a correcting word is a pasted or stray token, not a correction."""
     if not _CORRECTING.match(sentence):
         return False
-    rest = _CORRECTING.sub("", sentence).strip(" .!,")
+    rest = without_denied(_CORRECTING.sub("", sentence)).strip(" .!,")  # "…, not 20 min"
     words = rest.split()
     return 0 < len(words) <= 3 and any(is_value(t) for t in tokens(rest))
 
@@ -477,12 +477,16 @@ _NARRATION: Final = re.compile(
 def resolve(fragment: str, earlier: list[str]) -> str | None:
     """A fragment ("now it's 45s", "wait no, 16:30") restated with the subject of the latest
     earlier statement that holds a value of the same kind; None when nothing fits."""
-    new = [t for t in tokens(fragment) if is_value(t)]
+    said = without_denied(fragment)  # "30 minutes not 20 min" gives 30 minutes
+    new = [t for t in tokens(said) if is_value(t)]
     if len(new) != 1:
         return None
     for text in reversed(earlier):
         phrase = subject_phrase(text)
         if phrase and any(shape(t) == shape(new[0]) for t in tokens(text) if is_value(t)):
-            raw = re.search(re.escape(new[0]), fragment, re.I)
-            return f"{phrase} is {raw.group(0) if raw else new[0]}"
+            raw = re.search(re.escape(new[0]) + r"(?:\s?(?P<unit>[a-z]+))?", said, re.I)
+            value = new[0] if raw is None else raw.group(0)
+            if raw is not None and raw["unit"] and not unit_kind(raw["unit"].lower()):
+                value = value[: raw.start("unit") - raw.start()].rstrip()  # "16:30 typo"
+            return f"{phrase} is {value}"
     return None

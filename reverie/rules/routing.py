@@ -20,6 +20,7 @@ from reverie.rules.extraction import Tag, Weight, weight
 from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.similarity import STOPWORDS, is_value, stem, tokens
 from reverie.rules.supersede import keys, parse, subject_phrase
+from reverie.rules.value_slots import unit_kind
 
 
 class Home(StrEnum):
@@ -312,7 +313,12 @@ def topic_name(text: str) -> str | None:
     if head:
         return head
     after_to = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "to"}
-    found = [w for w in words if _namable(w) and w not in after_to | verbs]
+    # a unit of measure right after a number is part of the value ("30 minutes"), not what
+    # the value is of (a counted thing still names one: "5 replicas")
+    units = {
+        words[i + 1] for i, w in enumerate(words[:-1]) if is_value(w) and unit_kind(words[i + 1])
+    }
+    found = [w for w in words if _namable(w) and w not in after_to | verbs | units]
     return found[0] if found else None
 
 

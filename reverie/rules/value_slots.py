@@ -257,7 +257,7 @@ def _same_slot(new: Slot, old: Slot, new_words: frozenset[str], need: int = 1) -
         return False
     if len((near & around) - {unit, old_unit}) < need:  # a unit alone is not the thing
         return False
-    if _unit_kind(unit) is not None and _unit_kind(unit) == _unit_kind(old_unit):
+    if unit_kind(unit) is not None and unit_kind(unit) == unit_kind(old_unit):
         return True  # "10 minutes" and "5 min": one unit, spelled two ways
     return not old_unit or not unit or old_unit in new_words or unit in around
 
@@ -280,7 +280,7 @@ _UNIT_SHAPES = {
 
 
 @lru_cache(maxsize=1024)
-def _unit_kind(unit: str) -> str | None:
+def unit_kind(unit: str) -> str | None:
     """The kind of measure a unit word names ("min", "minut" → duration), if any."""
     for name, units in _UNIT_SHAPES.items():
         if unit and (unit in units or unit in {stem(u) for u in units}):
@@ -294,7 +294,7 @@ def slot_shape(value: str, unit: str) -> str:
     if kind in {"percent", "version"} and value.count(".") <= 1:
         kind = "number"  # "99.5%" and "99.7", "3.11" and "3.12": decimals alike
     if kind == "number":
-        return _unit_kind(unit) or kind
+        return unit_kind(unit) or kind
     return kind
 
 

@@ -11,6 +11,11 @@ import sqlite3
 
 from reverie.stores.db import fetchall
 
+_TOLD_AFTER = " AND l.seq > ? AND (l.decision != 'NOOP' OR l.actor != 'flusher')"
+"""A ledger row after the horizon that tells something: a write, or a tool call saying the
+value again; the flush finding a turn's statement already stored (its own NOOP, maybe of
+an earlier turn in this very flush) tells nothing newer than the turn."""
+
 
 def written_after(
     conn: sqlite3.Connection,
@@ -34,8 +39,8 @@ def written_after(
                 conn,
                 "SELECT f.content FROM facts f WHERE f.namespace = ? AND f.topic = ?"
                 " AND f.invalid_at IS NULL AND f.created_by != 'flusher'"
-                " AND EXISTS (SELECT 1 FROM ledger l"
-                " WHERE l.entry_id = f.id AND l.seq > ?) ORDER BY f.rowid DESC LIMIT ?",
+                f" AND EXISTS (SELECT 1 FROM ledger l WHERE l.entry_id = f.id{_TOLD_AFTER})"
+                " ORDER BY f.rowid DESC LIMIT ?",
                 (namespace, topic, horizon, limit),
             )
         ]
@@ -52,7 +57,7 @@ def written_after(
                 f"SELECT f.content FROM facts f INDEXED BY {index} WHERE f.namespace = ?"
                 " AND f.topic IN (SELECT name FROM topics WHERE namespace = ?)"
                 f" AND f.invalid_at IS NULL AND f.{column} = ? AND EXISTS (SELECT 1 FROM"
-                " ledger l WHERE l.entry_id = f.id AND l.seq > ?) ORDER BY f.rowid DESC LIMIT ?",
+                f" ledger l WHERE l.entry_id = f.id{_TOLD_AFTER}) ORDER BY f.rowid DESC LIMIT ?",
                 (namespace, namespace, key, horizon, limit),
             )
         ]
