@@ -83,9 +83,6 @@ class FlusherConfig:
     ask_batch: int = 16
     """Candidates the rules are unsure of wait until this many are pending, then go to
     the model in one call (a pre-compaction flush asks for any number)."""
-    ask_wait_h: float = 24.0
-    """A flush that finds only candidates that have waited this long, with nothing new to
-    batch them with, asks about them anyway: nothing waits for company for ever."""
     timeout_s: float = 120.0
 
 

@@ -439,3 +439,21 @@ async def test_a_timezone_said_in_passing_reaches_user_settings(
 def test_an_interjection_never_names_a_topic() -> None:
     assert topic_name("ugh 45s") is None
     assert topic_name("welp, 3 replicas") == "replicas"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Looked it up in the repo — the api rate limit is set to 900 rpm.",
+        "Checked the dashboard - the api rate limit is set to 900 rpm.",
+    ],
+)
+def test_a_report_may_follow_its_check_after_a_dash(said: str) -> None:
+    """A dash leads into what the check found, like a colon; advice after one does not."""
+    assert [c.text for c in candidates(said, 20, "assistant")] == [
+        "The api rate limit is set to 900 rpm."
+    ]
+    assert (
+        candidates("I looked at the options - you could try raising it to 5.", 20, "assistant")
+        == []
+    )

@@ -253,7 +253,6 @@ async def test_an_old_value_said_again_after_its_summary_changed_is_extracted(
 ) -> None:
     """Only reverie's current text is its own: once the summary has moved on, a user going
     back to an earlier value is saying something new."""
-    from datetime import timedelta
 
     ns = rv.namespace("a")
     async with ns.session("s1") as s:
@@ -329,31 +328,6 @@ async def test_a_busy_database_is_a_transient_error(tmp_path: Path, clock: Manua
             finally:
                 other.close()
     assert result["decision"] == "ERROR" and result["transient"] is True
-
-
-async def flush_details(ns: reverie.Namespace) -> list[dict[str, Any]]:
-    return [r.detail for r in await ns.ledger() if r.action == "flush"]
-
-
-async def test_a_candidate_waits_for_company_at_most_a_day(
-    rv: reverie.Reverie, clock: ManualClock
-) -> None:
-    """Unsure candidates wait for a fuller batch while new ones keep coming; a flush that
-    finds only candidates that waited ``ask_wait_h`` (24 h), nothing new beside them, asks
-    about them: a conversation's last words are not held for ever."""
-    ns = rv.namespace("a")
-    async with ns.session("s1") as s:
-        await s.turn(user="nightly export failed again, disk full on the batch host")
-        await s.idle()
-        await rv.wait_idle()
-    for hours in (23, 2):
-        clock.advance(timedelta(hours=hours))
-        async with ns.session(f"s{hours}") as s:
-            await s.idle()  # nothing new said
-            await rv.wait_idle()
-    flushes = await flush_details(ns)
-    assert [f["asked_model"] for f in flushes] == [0, 0, 1]
-    assert [f["left_for_next"] for f in flushes] == [1, 1, 0]
 
 
 def test_the_offline_model_leaves_a_guessed_lesson_in_the_log() -> None:

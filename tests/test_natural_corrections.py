@@ -272,6 +272,17 @@ def test_a_fragment_that_takes_a_value_back_names_the_value_it_keeps() -> None:
     assert resolve("wait no, 16:30. typo", ["the standup is at 16:00"]) == "the standup is 16:30"
 
 
+def test_a_fragment_is_resolved_against_a_value_of_its_own_kind() -> None:
+    """ "scratch that, it's 30 days" corrects the duration said last (the retention set to
+    45d), never an earlier count with another unit (600 rpm); what a change sets ("we
+    extended the backup retention to …") is a subject too."""
+    earlier = ["just to confirm, api rate limit is still 600 rpm"]
+    assert resolve("scratch that, it's 30 days", earlier) is None
+    earlier.append("we extended the backup retention to 45d")
+    assert resolve("scratch that, it's 30 days", earlier) == "backup retention is 30 days"
+    assert resolve("make that 700", earlier[:1]) == "api rate limit is 700"
+
+
 def test_a_unit_of_measure_never_names_a_topic() -> None:
     """A unit right after a number is part of the value; a counted thing still names one."""
     assert topic_name("sorry typo: 30 minutes not 20 min") is None
@@ -507,3 +518,16 @@ async def test_a_turn_the_agent_corrected_later_is_not_stored_beside_it(
     assert [f.content for f in await ns.facts("image")] == [fixed]
     [flush] = [r.detail for r in await ns.ledger() if r.action == "flush"]
     assert flush["skipped_because"] == {"a newer value was written after this turn": 1}
+
+
+def test_a_copula_and_a_unit_are_not_part_of_a_statement_s_shape() -> None:
+    """ "X is set to 5 min" and "X is 5 minutes" have one shape (skeleton): the copula's
+    own words and a unit of measure after a number are not the statement's words."""
+    said = keys("The redis cache ttl is set to 5 min.")
+    assert said == keys("The redis cache ttl is 5 minutes")
+    assert said.skeleton == "cache redi ttl"
+    assert (
+        keys("we run 3 replicas of the api").skeleton
+        == keys("we run 4 replicas of the api").skeleton
+    )
+    assert "replica" in str(keys("we run 3 replicas of the api").skeleton)  # a counted thing stays

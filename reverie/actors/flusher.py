@@ -12,7 +12,6 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -239,12 +238,10 @@ class Flusher(Actor):
         known: list[dict[str, Any]],
         report: FlushReport,
         anchors: dict[int, str],
-        mark: int,
     ) -> tuple[dict[int, dict[str, Any]], list[int]]:
         """Routes by candidate id, and the ids that wait for the next flush (a deferred
         model answer). Rules first: only the candidates the rules are unsure of go to the
-        model, in one call (every candidate, with ``rules_first`` off). Fewer than
-        ``ask_batch`` wait for a fuller batch (see :meth:`_ask_now`)."""
+        model, in one call (every candidate, with ``rules_first`` off)."""
         candidates = [
             {"id": e.id, "text": e.text, "tag": e.tag, "weight": e.weight, "speaker": e.speaker}
             for e in batch
@@ -258,7 +255,7 @@ class Flusher(Actor):
         asked = [c for c in candidates if c["id"] not in routes]
         if not asked:
             return routes, []
-        if len(asked) < self.cfg.ask_batch and not self._ask_now(batch, routes, mark, report):
+        if len(asked) < self.cfg.ask_batch and report.trigger != "pre_compact":
             return routes, [e.id for e in batch if e.id not in routes]  # wait for a fuller batch
         report.asked_model = len(asked)
         answer = await consult(self.s, self.namespace, questions.flush(asked, known, max_topics))
@@ -269,20 +266,6 @@ class Flusher(Actor):
         routes.update({r["id"]: r for r in answer.data["routes"] if r["id"] in asked_ids})
         return routes, []
 
-    def _ask_now(
-        self, batch: list[Extract], routes: dict[int, Any], mark: int, report: FlushReport
-    ) -> bool:
-        """Whether a batch short of ``ask_batch`` is asked anyway: before a compaction; or
-        when a candidate waited ``ask_wait_h`` and nothing new came to keep it company (the
-        conversation moved on), so its last words are not held for ever."""
-        if report.trigger == "pre_compact":
-            return True
-        if any(e.id > mark for e in batch):
-            return False
-        oldest = min((e.created_at for e in batch if e.id not in routes), default="")
-        waited = self.s.clock.now() - datetime.fromisoformat(oldest) if oldest else None
-        return waited is not None and waited >= timedelta(hours=self.cfg.ask_wait_h)
-
     async def _route(self, batch: Batch, report: FlushReport) -> None:
         # every instruction is flagged, even one a later statement restates
         unflagged = [e for e in batch.items if not self._flag(e, report, batch.framed)]
@@ -290,9 +273,7 @@ class Flusher(Actor):
         report.skipped += len(replaced)
         if replaced:
             report.skipped_because["restated later in the session"] += len(replaced)
-        routes, waiting = await self._routes(
-            current, batch.known, report, batch.anchors, batch.mark
-        )
+        routes, waiting = await self._routes(current, batch.known, report, batch.anchors)
         for extract in _identity_first(
             by_priority([e for e in current if e.id not in waiting]), routes
         ):

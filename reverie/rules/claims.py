@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from reverie.rules.similarity import NEGATIONS, STOPWORDS, is_value, stem, tokens
+from reverie.rules.similarity import NEGATIONS, STOPWORDS, UNIT_WORDS, is_value, stem, tokens
 
 CORRECTION_PREFIX = re.compile(
     r"^\s*(?:(?:actually|correction|update|updated|wait|no|nope|oops|sorry|fyi|btw|by the way"
@@ -164,8 +164,18 @@ def parse(text: str) -> Claim:
     else:
         subject_words, value_words = (), tokens(body)
     all_words = tokens(body)
+    # "is set to" says what "is" says: a copula's own words are not the statement's shape
+    copula = (
+        set(tokens(relation.group(1)))
+        if relation and _relation_class(relation.group(1)) == "be"
+        else set()
+    )
+    # nor is a unit of measure after a number: "5 minutes" and "5 min" are one value
+    units = {w for i, w in enumerate(all_words[1:]) if w in UNIT_WORDS and is_value(all_words[i])}
     skeleton = frozenset(
-        stem(w) for w in all_words if not is_value(w) and w not in STOPWORDS and w not in FILLER
+        stem(w)
+        for w in all_words
+        if not is_value(w) and w not in STOPWORDS | FILLER | copula | units
     )
     if _is_event(value_words):
         subject_words = ()  # "X was added in sprint 12" reports an event, not X's state

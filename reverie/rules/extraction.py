@@ -15,9 +15,9 @@ from reverie.rules.blocks import prose
 from reverie.rules.claims import TAKING_BACK, without_denied
 from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.secrets import has_secret
-from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens, values
+from reverie.rules.similarity import STOPWORDS, is_value, tokens, values
 from reverie.rules.supersede import subject_phrase
-from reverie.rules.value_slots import changes_a_value, unit_kind
+from reverie.rules.value_slots import changes_a_value, slot_shape, unit_kind
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
@@ -409,7 +409,8 @@ _REPORT: Final = re.compile(
     r"^(?:(?:i|we)(?: just| have| 've|'ve)? )?(?:checked|ran|run|looked(?: it)? up|looked at"
     r"|queried"
     r"|verified|confirmed|inspected|fetched|read|searched|tested|measured|listed|opened|pulled"
-    r"|grepped|pinged|called|tried|viewed|examined|scanned|dumped)\b[^:]*?(?::\s*|,?\s+(?:and"
+    r"|grepped|pinged|called|tried|viewed|examined|scanned|dumped)\b[^:\u2014\u2013]*?"
+    r"(?::\s*|\s*[\u2014\u2013]\s*|\s+-\s+|,?\s+(?:and"
     r"|which shows?|it shows?|it says|it returned|that)\s+)(?P<fact>.+)$"
     r"|^(?:according to|per) (?:the |your )?[\w .`/-]{2,40}?,\s*(?P<fact2>.+)$"
     r"|^the (?:output|result|response|logs?|config|query|command|tool|api)"
@@ -474,6 +475,28 @@ _NARRATION: Final = re.compile(
 )
 
 
+# what a change sets: "we extended the backup retention to 45d" → "backup retention"
+_SET_OBJECT: Final = re.compile(
+    r"\b(?:the|our|my|their|his|her|its)\s+([a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+to\s+\S*\d",
+    re.I,
+)
+
+
+def _set_object(text: str) -> str | None:
+    found = _SET_OBJECT.search(text)
+    return found.group(1) if found else None
+
+
+def _value_kinds(text: str) -> set[str]:
+    """The kinds of the values a text holds, each read with the word after it."""
+    words = tokens(text)
+    return {
+        slot_shape(word, words[i + 1] if i + 1 < len(words) else "")
+        for i, word in enumerate(words)
+        if is_value(word)
+    }
+
+
 def resolve(fragment: str, earlier: list[str]) -> str | None:
     """A fragment ("now it's 45s", "wait no, 16:30") restated with the subject of the latest
     earlier statement that holds a value of the same kind; None when nothing fits."""
@@ -481,9 +504,10 @@ def resolve(fragment: str, earlier: list[str]) -> str | None:
     new = [t for t in tokens(said) if is_value(t)]
     if len(new) != 1:
         return None
+    kind = _value_kinds(said)  # "30 days" is a duration like "45d", not a count like "600 rpm"
     for text in reversed(earlier):
-        phrase = subject_phrase(text)
-        if phrase and any(shape(t) == shape(new[0]) for t in tokens(text) if is_value(t)):
+        phrase = subject_phrase(text) or _set_object(text)
+        if phrase and kind & _value_kinds(text):
             raw = re.search(re.escape(new[0]) + r"(?:\s?(?P<unit>[a-z]+))?", said, re.I)
             value = new[0] if raw is None else raw.group(0)
             if raw is not None and raw["unit"] and not unit_kind(raw["unit"].lower()):

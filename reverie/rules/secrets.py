@@ -85,7 +85,6 @@ def _widened(text: str, item: Finding, start: int, end: int) -> Finding:
     return Finding(first, last, item.kind, item.rank)
 
 
-
 def _scan(window: str) -> list[Finding]:
     token = formats.tokenish(window)
     found = list(formats.own(window, token))

@@ -199,6 +199,19 @@ def shape(token: str) -> str:
     return "name"
 
 
+UNIT_SHAPES: Final = {
+    "duration": frozenset(
+        "ms s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days"
+        " w wk wks week weeks month months year years".split()
+    ),
+    "percent": frozenset({"percent", "pct"}),
+    "money": frozenset("usd eur gbp dollars euros pounds bucks".split()),
+    "time": frozenset("am pm a.m p.m".split()),
+}
+"""Words that, right after a number, are its unit of measure (one kind each)."""
+UNIT_WORDS: Final = frozenset().union(*UNIT_SHAPES.values())
+
+
 _DURATION = re.compile(
     r"^(\d+(?:\.\d+)?)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|wks?"
     r"|weeks?|mo|months?|y|yrs?|years?)$"

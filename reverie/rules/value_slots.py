@@ -17,6 +17,7 @@ from reverie.rules.claims import (
 )
 from reverie.rules.similarity import (
     STOPWORDS,
+    UNIT_SHAPES,
     canonical,
     is_value,
     shape,
@@ -268,13 +269,7 @@ def _same_claim(new_text: str, old_text: str) -> bool:
 
 
 _UNIT_SHAPES = {
-    "duration": frozenset(
-        "ms s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days"
-        " w wk wks week weeks month months year years".split()
-    ),
-    "percent": frozenset({"percent", "pct"}),
-    "money": frozenset("usd eur gbp dollars euros pounds bucks".split()),
-    "time": frozenset("am pm a.m p.m".split()),
+    **UNIT_SHAPES,
     "date": _CALENDAR,  # "15 December" and "30 September": days of a month
 }
 

@@ -19,7 +19,6 @@ class Extract:
     text: str
     tag: str
     weight: str
-    created_at: str = ""
 
 
 def record(
@@ -61,11 +60,10 @@ def record(
 
 def since(conn: sqlite3.Connection, namespace: str, after_id: int, limit: int) -> list[Extract]:
     return [
-        Extract(*(row[i] for i in range(8)))
+        Extract(*(row[i] for i in range(7)))
         for row in fetchall(
             conn,
-            "SELECT id, session_id, episode_id, speaker, text, tag, weight, created_at"
-            " FROM extracts"
+            "SELECT id, session_id, episode_id, speaker, text, tag, weight FROM extracts"
             " WHERE namespace = ? AND id > ? ORDER BY id LIMIT ?",
             (namespace, after_id, limit),
         )
@@ -90,11 +88,10 @@ def by_ids(conn: sqlite3.Connection, namespace: str, ids: list[int]) -> list[Ext
         return []
     marks = ",".join("?" * len(ids))
     return [
-        Extract(*(row[i] for i in range(8)))
+        Extract(*(row[i] for i in range(7)))
         for row in fetchall(
             conn,
-            "SELECT id, session_id, episode_id, speaker, text, tag, weight, created_at"
-            " FROM extracts"
+            "SELECT id, session_id, episode_id, speaker, text, tag, weight FROM extracts"
             f" WHERE namespace = ? AND id IN ({marks}) ORDER BY id",
             (namespace, *ids),
         )
