@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 import reverie
-from reverie.rules.claims import without_denied
+from reverie.rules.claims import parse, without_denied
 from reverie.rules.extraction import bare_value, resolve
 from reverie.rules.routing import topic_name
 from reverie.rules.similarity import near_duplicate
@@ -531,3 +531,25 @@ def test_a_copula_and_a_unit_are_not_part_of_a_statement_s_shape() -> None:
         == keys("we run 4 replicas of the api").skeleton
     )
     assert "replica" in str(keys("we run 3 replicas of the api").skeleton)  # a counted thing stays
+
+
+async def test_a_change_note_names_its_former_value(rv: reverie.Reverie) -> None:
+    """ "now 5 min (was 10 min)" gives 5 min and names 10 min as the former value: it
+    corrects "now 10 min (was 5 min)" (a second live chain was left before), and it
+    replaces "600 rpm" said plainly instead of standing beside it."""
+    assert parse("Api rate limit is now 600 rpm (was 900 rpm).").negated == "900 rpm"
+    assert supersedes(
+        "Api rate limit is now 600 rpm (was 900 rpm).", "The api rate limit is 600 rpm."
+    )
+    ns = rv.namespace("a")
+    save = {"action": "save", "topic": "redis"}
+    async with ns.session("s") as s:
+        ok(await s.call_tool("topic", {**save, "content": "Redis cache ttl is 5 min."}), "ADD")
+        for content in (
+            "Redis cache ttl is now 10 min (was 5 min).",
+            "Redis cache ttl is now 5 min (was 10 min).",
+        ):
+            ok(await s.call_tool("topic", {**save, "content": content}), "SUPERSEDE")
+    assert [f.content for f in await ns.facts("redis")] == [
+        "Redis cache ttl is now 5 min (was 10 min)."
+    ]

@@ -52,6 +52,8 @@ def _cut(text: str, found: re.Match[str]) -> str:
 
 
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
+# "now 45s (was 30s)": the former value in brackets, as change notes write it
+_WAS = re.compile(r"\s*\((?:was|previously|formerly|from)\s+(?P<old>[^()]{1,60})\)", re.I)
 # "moved from okta to entra id": the old value is named, the relation is "moved to"
 _FROM_TO = re.compile(
     r"\b(?P<verb>moved|changed|switched|migrated|went|upgraded|downgraded|bumped|increased"
@@ -146,7 +148,7 @@ def parse(text: str) -> Claim:
     """Split a fact into subject, value, skeleton and any explicitly negated old value."""
     body = _unlabelled(CORRECTION_PREFIX.sub("", text, count=1))
     negated = None
-    for pattern in (_NOT_X, _INSTEAD_OF):
+    for pattern in (_NOT_X, _INSTEAD_OF, _WAS):
         found = pattern.search(body)
         if found:
             negated = (found.group("old") or found.group("old2")).strip().rstrip(".!")

@@ -111,6 +111,8 @@ def supersedes(new_text: str, old_text: str) -> bool:
             return True
     if new.has_relation and old.has_relation:
         if same_subject(new, old):
+            if new.negated and not old.negated and new.value and new.value == old.value:
+                return True  # "now 600 (was 900)" says what "600" says, and more
             return (
                 bool(new.value)
                 and new.value != old.value

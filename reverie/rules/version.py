@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Final
 
-RULES_VERSION: Final = 7  # 2: chat-form extraction, value slots, labels, canonical values
+RULES_VERSION: Final = 8  # 2: chat-form extraction, value slots, labels, canonical values
 # 3: chat interjections are not subjects; 4: "from A to B" reads hosts with dots;
 # 5: "mistake" / "my bad" / "meant" open a correction; "…, not X, …" mid-sentence;
 # 6: "30 minutes not 20 min" (a unit word between) names the former value;
-# 7: a copula's own words ("is set to", "changed to") are not part of a skeleton
+# 7: a copula's own words ("is set to", "changed to") are not part of a skeleton;
+# 8: "(was X)" names the former value
