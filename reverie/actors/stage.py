@@ -89,12 +89,15 @@ class Stage:
                     lambda conn: review_state.get(conn, self.namespace, self.last_key)
                 )
             )
+        return self._next_due()
+
+    def _next_due(self) -> datetime | None:
         last = self.last_run
         return None if last is None else datetime.fromisoformat(last) + self.interval
 
     async def due(self) -> bool:
-        when = await self.next_due()
-        return when is None or self.s.clock.now() >= when
+        await self.next_due()  # reads the last run if the pass did not
+        return self.due_now()
 
     async def run(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -125,8 +128,8 @@ class Stage:
 
     def due_now(self) -> bool:
         """The due-check from the last run the pass read (no read of its own)."""
-        last = self.last_run
-        return last is None or self.s.clock.now() >= datetime.fromisoformat(last) + self.interval
+        when = self._next_due()
+        return when is None or self.s.clock.now() >= when
 
     def done(self, conn: sqlite3.Connection, detail: dict[str, Any]) -> None:
         """Stamp the round as run and audit it (inside the caller's transaction)."""

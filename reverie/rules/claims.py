@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from reverie.rules.similarity import NEGATIONS, STOPWORDS, UNIT_WORDS, is_value, stem, tokens
+from reverie.rules.similarity import NEGATIONS, STOPWORDS, is_value, measure_units, stem, tokens
 
 CORRECTION_PREFIX = re.compile(
     r"^\s*(?:(?:actually|correction|update|updated|wait|no|nope|oops|sorry|fyi|btw|by the way"
@@ -173,7 +173,7 @@ def parse(text: str) -> Claim:
         else set()
     )
     # nor is a unit of measure after a number: "5 minutes" and "5 min" are one value
-    units = {w for i, w in enumerate(all_words[1:]) if w in UNIT_WORDS and is_value(all_words[i])}
+    units = measure_units(all_words)
     skeleton = frozenset(
         stem(w)
         for w in all_words

@@ -477,7 +477,7 @@ _NARRATION: Final = re.compile(
 
 # what a change sets: "we extended the backup retention to 45d" → "backup retention"
 _SET_OBJECT: Final = re.compile(
-    r"\b(?:the|our|my|their|his|her|its)\s+([a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+to\s+\S*\d",
+    rf"\b(?:{_DETERMINER}|its)\s+([a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)\s+to\s+\S*\d",
     re.I,
 )
 

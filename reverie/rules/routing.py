@@ -18,9 +18,8 @@ from typing import Any, Final
 from reverie.rules.claims import IRREGULAR_PAST
 from reverie.rules.extraction import Tag, Weight, weight
 from reverie.rules.identity import STYLE, name_in, timezone_in
-from reverie.rules.similarity import STOPWORDS, is_value, stem, tokens
+from reverie.rules.similarity import STOPWORDS, is_value, measure_units, stem, tokens
 from reverie.rules.supersede import keys, parse, subject_phrase
-from reverie.rules.value_slots import unit_kind
 
 
 class Home(StrEnum):
@@ -315,9 +314,7 @@ def topic_name(text: str) -> str | None:
     after_to = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "to"}
     # a unit of measure right after a number is part of the value ("30 minutes"), not what
     # the value is of (a counted thing still names one: "5 replicas")
-    units = {
-        words[i + 1] for i, w in enumerate(words[:-1]) if is_value(w) and unit_kind(words[i + 1])
-    }
+    units = measure_units(words)
     found = [w for w in words if _namable(w) and w not in after_to | verbs | units]
     return found[0] if found else None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -210,6 +211,13 @@ UNIT_SHAPES: Final = {
 }
 """Words that, right after a number, are its unit of measure (one kind each)."""
 UNIT_WORDS: Final = frozenset().union(*UNIT_SHAPES.values())
+
+
+def measure_units(words: Sequence[str]) -> set[str]:
+    """The words of ``words`` that are a unit of measure right after a number ("30
+    minutes"): part of the value, neither a name nor a word of the statement's shape."""
+    pairs = zip(words, words[1:], strict=False)  # each word with the next
+    return {unit for word, unit in pairs if unit in UNIT_WORDS and is_value(word)}
 
 
 _DURATION = re.compile(
