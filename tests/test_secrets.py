@@ -91,6 +91,10 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ("DATABASE_URL=postgres://app:Sup3rS3cret@db.internal:5432/app", "connection-string"),
         ("password=s3cr3t!", "password-assignment"),
         ("the door code is 7731# should you need it", "access-code"),
+        # a code said after its place, a comma, "it's" or "its" (an unseen set stored these)
+        ("the gate code for the side entrance at the hall is 4471, ask Jo", "access-code"),
+        ("dave always forgets his fuel card pin, its 5093.", "access-code"),
+        ("the office wifi, it's Kestrel!2031, and the guest one is open", "access-code"),
         # a token near its label, ending the sentence: the full stop is not part of a host
         ("Admin token currently zq_live_" + "7hR2kXw9Lm4Tq8Vb", "token-assignment"),
         ("Admin token currently zq_live_" + "7hR2kXw9Lm4Tq8Vb.", "token-assignment"),
@@ -121,6 +125,8 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "const apiKey = process.env.OPENWEATHER_API_KEY;",
         "password = request.form['password']",
         "postgres://user:password@localhost:5432/mydb",
+        "the wifi, it's down again since 9pm",
+        "the alarm code changed in 2019",
     ],
 )
 def test_talk_about_a_secret_is_not_one(text: str) -> None:

@@ -131,7 +131,9 @@ def random_looking(token: str) -> bool:
 # ---- the rules ---------------------------------------------------------------------------
 
 _SEP = r"[\"'\]]?\s*(?:is|was|are|to|=|:=|=>|->|:|>)\s*[\"'`]?"
-_QUALIFIER = r"(?:\s+(?:for|of|on|to|at)(?:\s+[\w.@/-]+){1,4}?)?"
+_QUALIFIER = r"(?:\s+(?:for|of|on|to|at)(?:\s+[\w.@/-]+){1,4}?){0,2}"  # "for the gate at the venue"
+# how a value is said after its label: "is 4471", ": 4471", ", it's 4471", ", its 5093"
+_SAID_AS = r"\s*(?:,\s*)?(?i:it['\u2019]?s|it is|is|was|=|:|#|-)?\s*"
 _VALUE = r"(?P<v>[^\s\"'`,;<]{1,256})"  # bounded: a long run costs one bounded try
 _TOKEN_LABEL = (
     r"(?:api[_ -]?key|apikey|api[_ -]?token|access[_ -]?key(?:[_ -]?id)?|secret[_ -]?"
@@ -247,7 +249,8 @@ _RULES: Final = (
         r"(?i:\b(?:door|alarm|gate|lock|safe|garage|building|entry|access|key ?pad|security"
         r"|lockbox|locker)\s+code\b)"
         + _QUALIFIER
-        + r"\s*(?i:is|was|=|:|-)?\s*(?P<v>[#*]?\d[\d#*]{2,}[#*]?)(?!\w|\.\d)",
+        + _SAID_AS
+        + r"(?P<v>[#*]?\d[\d#*]{2,}[#*]?)(?!\w|\.\d)",
     ),
     _rule(
         "access-code",
@@ -255,7 +258,8 @@ _RULES: Final = (
         "pin passcode",
         r"(?i:\b(?:pin|pin code|pin number|passcode)\b)"
         + _QUALIFIER
-        + r"\s*(?i:is|was|=|:|#)?\s*(?P<v>\d{4,8})\b",
+        + _SAID_AS
+        + r"(?P<v>\d{4,8})\b",
     ),
     _rule(
         "access-code",
@@ -269,7 +273,9 @@ _RULES: Final = (
         RANK_SHAPE,
         "wifi wi-fi wlan wpa psk hotspot",
         r"(?i:\b(?:wifi|wi-fi|wlan|wpa2?|psk|hotspot)\b(?:\s+(?:password|pass|pw|key|code))?)"
-        r"\s*(?i:is|=|:)?\s*[\"'`]?" + _VALUE,
+        + _SAID_AS
+        + r"[\"'`]?"
+        + _VALUE,
         lambda v: strong(v) or (credential(v) and len(v) >= 8),
     ),
     _rule(
