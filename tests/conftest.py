@@ -50,8 +50,9 @@ def review_stage(report: dict[str, Any], stage: str, namespace: int = 0) -> dict
 
 def db_counts(home: Path) -> dict[str, int]:
     """Row counts of every table that a write could touch, read with plain sqlite3."""
-    with sqlite3.connect(home / "reverie.db") as conn:
-        return {
+    conn = sqlite3.connect(home / "reverie.db")
+    try:
+        counts = {
             table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
             for table in (
                 "entries",
@@ -64,6 +65,19 @@ def db_counts(home: Path) -> dict[str, int]:
                 "search_superseded",
             )
         }
+        for name, sql in _DERIVED_COUNTS.items():
+            counts[name] = conn.execute(sql).fetchone()[0]
+        return counts
+    finally:
+        conn.close()
+
+
+_DERIVED_COUNTS = {
+    # the search rows of live facts, and of the former texts of live heads of chains
+    "search_facts": "SELECT count(*) FROM search_index WHERE rowid % 4 = 1",
+    "search_former": "SELECT count(*) FROM search_index WHERE rowid % 4 = 0",
+    "corrected_heads": "SELECT count(*) FROM facts WHERE invalid_at IS NULL AND depth > 1",
+}
 
 
 def tree(home: Path) -> dict[str, bytes]:

@@ -60,7 +60,8 @@ async def test_host_cancellation_during_a_write_storm_leaves_whole_writes(tmp_pa
     counts = db_counts(tmp_path)
     assert counts["facts"] > 0
     assert counts["ledger"] == counts["facts"]
-    assert counts["search_index"] + counts["search_superseded"] == counts["facts"]
+    assert counts["search_facts"] + counts["search_superseded"] == counts["facts"]
+    assert counts["search_former"] == counts["corrected_heads"]
 
 
 async def test_runtime_can_close_from_another_task(tmp_path: Path) -> None:

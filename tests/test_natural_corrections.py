@@ -15,11 +15,14 @@ from reverie.rules.extraction import bare_value, resolve
 from reverie.rules.routing import topic_name
 from reverie.rules.similarity import near_duplicate
 from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
-from reverie.rules.value_slots import restates_all
+from reverie.rules.value_slots import differences, restates_all
 from reverie.stores import ledger, timeline
 from tests.conftest import ok
 
 NATURAL = [
+    # a subject whose first word ends in "-ing" ("billing") is no activity: only a word
+    # right after the relation is read that way
+    ("billing service owner changed from maria to kenji", "The billing service owner is oskar."),
     ("dashboard: grafana.internal/d/pay-42", "dashboard moved to grafana.internal/d/pay-57"),
     ("The staging DB is pg-stage-2 on port 5433", "The staging DB port is 5434"),
     ("aiming for 10 books by March 1", "extended my reading challenge goal to 12 books by March 1"),
@@ -130,6 +133,17 @@ UNRELATED = [
         "I'm looking for a new fiction series to read on winter evenings, and I just used my"
         " free audiobook credits from Audible on February 15 to listen to a novel",
     ),
+    # two dates that share only "starting" are dates of two things (BEAM: a grocery budget
+    # from Dec 1, work hours from January 6)
+    (
+        "I've increased my grocery budget to $550/month starting Dec 1 due to holiday meals",
+        "I've agreed with Alexis to reduce my work hours to 30 hours a week starting January 6",
+    ),
+    # "over budget by $50" says how far, not what the budget is now
+    (
+        "I'm considering buying new sneakers with my increased budget of $650",
+        "I'm slightly over budget by $50, but I've got some savings to cover it",
+    ),
     # without the taking back, "the budget" alone is not "our inventory budget"
     ("Our inventory budget is $18k for drugs and supplies.", "the budget is $21k"),
     # "… and not give up" agrees with an old text that says "not to give up" too
@@ -148,6 +162,20 @@ def test_a_natural_correction_supersedes(old: str, new: str) -> None:
 @pytest.mark.parametrize(("old", "new"), UNRELATED)
 def test_other_facts_and_narrative_do_not_supersede(old: str, new: str) -> None:
     assert not supersedes(new, old)
+
+
+def test_a_difference_is_not_a_new_value_and_a_deadline_is_not_a_difference() -> None:
+    assert differences("I'm over budget by $50 and cut overtime by 12 hours") == {"$50", "12h"}
+    assert differences("Ship it by 5pm, or by 17:30 at the latest") == frozenset()
+    assert not changes_value("The budget went over by $50", "The budget is $650")
+    assert changes_value("The budget went up to $700", "The budget is $650")
+    assert changes_value("The budget rose by $50 to $700", "The budget is $650")
+
+
+def test_two_dates_need_a_shared_thing_beyond_when_they_start() -> None:
+    old = "The gym membership renews starting Dec 1"
+    assert changes_value("The gym membership now renews starting January 6", old)
+    assert not changes_value("My work hours are reduced starting January 6", old)
 
 
 def test_a_value_change_needs_a_shared_thing_and_a_matching_unit() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import reverie
 from tests.conftest import ok
 
@@ -181,3 +183,54 @@ OTHER_TURNS = (  # enough other text that BM25's term weights mean something
     "My sister lives in Porto with her family.",
     "Lunch is usually ramen on Fridays.",
 )
+
+
+async def test_a_correction_is_found_by_the_words_of_what_it_corrected(
+    rv: reverie.Reverie,
+) -> None:
+    """A correction said in few words is found by the statement it replaced: the chain's
+    former texts are one search row of its live head, ranked on the same scale."""
+    ns = rv.namespace()
+    said = [
+        ("My Goodreads winter reading challenge goal is 10 books", "ADD"),
+        ("The goal is now 12 books", "SUPERSEDE"),
+        ("Now the goal is 14 books", "SUPERSEDE"),
+    ]
+    async with ns.session("s") as s:
+        for content, decision in said:
+            args = {"action": "save", "topic": "reading", "content": content}
+            ok(await s.call_tool("topic", args), decision)
+        await s.turn(user="I love the winter evenings on Goodreads with a book")
+    hits = await ns.search("goodreads winter challenge", k=5)
+    facts = [h for h in hits if h.kind == "fact"]
+    assert [h.text for h in facts] == ["Now the goal is 14 books"]  # once, the live head
+    assert hits.hidden_superseded == 1  # what it replaced stays hidden
+    everything = await ns.search("goodreads winter challenge", k=5, include_superseded=True)
+    texts = [h.text for h in everything if h.kind == "fact"]
+    assert texts.count("Now the goal is 14 books") == 1 and said[0][0] in texts
+    assert not await ns.search("zebra", k=5)
+
+
+async def test_former_words_reach_an_old_home_when_it_is_opened(tmp_path: Path) -> None:
+    """A home whose chains were written before this index row existed gets one row per live
+    head when it is opened (the schema migration fills it in)."""
+    import sqlite3
+
+    from reverie.stores.schema import KIND_FORMER, MIGRATIONS
+
+    home = tmp_path / "home"
+    async with reverie.open(home) as rv:
+        async with rv.namespace().session("s") as s:
+            for content in ("The billing deploy timeout is 30s", "The timeout is 45s now"):
+                args = {"action": "save", "topic": "deploy", "content": content}
+                await s.call_tool("topic", args)
+    conn = sqlite3.connect(home / "reverie.db")
+    try:
+        with conn:  # back to the schema before the row existed
+            conn.execute(f"DELETE FROM search_index WHERE rowid % 4 = {KIND_FORMER}")
+            conn.execute("DELETE FROM schema_version WHERE version = ?", (len(MIGRATIONS),))
+    finally:
+        conn.close()
+    async with reverie.open(home) as rv:
+        hits = await rv.namespace().search("billing deploy", k=3)
+        assert [h.text for h in hits if h.kind == "fact"] == ["The timeout is 45s now"]

@@ -83,7 +83,13 @@ def _attribute(text: str, claim: Claim) -> bool:
         return False
     body = RELATION.split(LABEL_COLON.sub(" :", CORRECTION_PREFIX.sub("", text, count=1)), 1)
     after = [w for w in tokens(body[-1]) if w not in STOPWORDS and w not in FILLER]
-    if after and after[0].endswith("ing") and len(after[0]) > 4 and not is_value(after[0]):
+    if (
+        len(body) > 1
+        and after
+        and after[0].endswith("ing")
+        and len(after[0]) > 4
+        and not is_value(after[0])
+    ):
         return False  # "is going", "has been playing": an activity, not a value
     return bool(claim.values) or len(claim.value) <= 4
 

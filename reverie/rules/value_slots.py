@@ -148,7 +148,7 @@ def changes_value(new_text: str, old_text: str) -> bool:
     fresh = [
         s
         for s in value_slots(new_text, _WINDOW + 2, labels=True)
-        if s[0] not in old_values | former
+        if s[0] not in old_values | former | differences(new_text)
     ]
     if not fresh or not old_slots:
         return False
@@ -164,6 +164,26 @@ def changes_value(new_text: str, old_text: str) -> bool:
         fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
         need = 2 if len(words) > _LONG else 1  # a long one shares two words with it
     return any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots)
+
+
+_BY_AMOUNT = re.compile(
+    r"\bby\s+(?:about\s+|around\s+|roughly\s+|almost\s+|over\s+)?([$€£¥]?\d\S*)", re.I
+)
+
+
+@lru_cache(maxsize=65536)
+def differences(text: str) -> frozenset[str]:
+    """The values a text gives as differences ("over budget by $50", "cut it by 12 hours"):
+    how much something moved, not what it is now, so never a new value of it. A time after
+    "by" is a deadline ("by 5pm", "by 17:30"), not a difference."""
+    out = set()
+    for found in _BY_AMOUNT.finditer(text):
+        rest = text[found.end(1) :].split()
+        after = rest[0].strip(".,;:!?").lower() if rest else ""
+        value = canonical(found.group(1).rstrip(".,;:!?"), after)
+        if shape(value) != "time" and unit_kind(after) != "time":
+            out.add(value)
+    return frozenset(out)
 
 
 def _sets_state(new_text: str, old_text: str) -> bool:
@@ -248,6 +268,13 @@ def words_of(text: str) -> frozenset[str]:
 
 
 Slot = tuple[str, frozenset[str], str]
+# What kind of time a date is, not what it is the date of: two dates that share only these
+# are dates of two things.
+_DATE_ROLES = frozenset(
+    stem(w)
+    for w in """start starting starts started begin begins beginning began end ends ending
+    ended effective since until till due""".split()
+)
 
 
 def _same_slot(new: Slot, old: Slot, new_words: frozenset[str], need: int = 1) -> bool:
@@ -256,7 +283,10 @@ def _same_slot(new: Slot, old: Slot, new_words: frozenset[str], need: int = 1) -
     (value, near, unit), (old_value, around, old_unit) = new, old
     if slot_shape(value, unit) != slot_shape(old_value, old_unit):
         return False
-    if len((near & around) - {unit, old_unit}) < need:  # a unit alone is not the thing
+    shared = (near & around) - {unit, old_unit}  # a unit alone is not the thing
+    if unit_kind(unit) == "date":
+        shared -= _DATE_ROLES  # "starting Dec 1" / "starting January 6": what starts?
+    if len(shared) < need:
         return False
     if unit_kind(unit) is not None and unit_kind(unit) == unit_kind(old_unit):
         return True  # "10 minutes" and "5 min": one unit, spelled two ways

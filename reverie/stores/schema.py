@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+KIND_FORMER: Final = 0  # a live fact's chain's former texts
 KIND_FACT: Final = 1
 KIND_ENTRY: Final = 2
 KIND_EPISODE: Final = 3
@@ -235,5 +236,28 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         ts TEXT NOT NULL,
         PRIMARY KEY (namespace, call_id)
     ) WITHOUT ROWID;
+    """,
+    # 7: a superseded fact's words find its live successor: the chain's former texts are
+    # indexed as one search row of the head (``rowid = head_rowid * 4``, kind 0), so a
+    # correction said in few words ("now 12 books") is found by what it corrected, on the
+    # same BM25 scale as every other row
+    """
+    DROP TRIGGER facts_superseded;
+    CREATE TRIGGER facts_superseded AFTER UPDATE OF invalid_at ON facts
+    WHEN old.invalid_at IS NULL AND new.invalid_at IS NOT NULL BEGIN
+        DELETE FROM search_index WHERE rowid = new.rowid * 4 + 1;
+        INSERT INTO search_superseded (rowid, text, namespace)
+        VALUES (new.rowid * 4 + 1, new.content, new.namespace);
+        INSERT INTO search_index (rowid, text, namespace)
+        SELECT h.rowid * 4, substr(new.content || coalesce(char(10) || (
+                   SELECT text FROM search_index WHERE rowid = new.rowid * 4), ''), 1, 4000),
+               new.namespace
+        FROM facts h WHERE h.id = new.superseded_by AND h.invalid_at IS NULL;
+        DELETE FROM search_index WHERE rowid = new.rowid * 4;
+    END;
+    INSERT INTO search_index (rowid, text, namespace)
+    SELECT h.rowid * 4, substr(group_concat(o.content, char(10)), 1, 4000), h.namespace
+    FROM facts h JOIN facts o ON o.chain_id = h.chain_id AND o.invalid_at IS NOT NULL
+    WHERE h.invalid_at IS NULL GROUP BY h.rowid;
     """,
 )

@@ -53,15 +53,16 @@ _GIVEN = """
 """
 _DETAILS = """
     WITH top AS ({top})
-    SELECT top.rid, top.text, top.rank, f.id AS fact_id, f.topic AS topic,
+    SELECT top.rid + (top.rid % 4 = 0) AS rid, iif(top.rid % 4 = 0, f.content, top.text) AS text,
+           top.rank, f.id AS fact_id, f.topic AS topic,
            f.subject_key AS subject_key, f.created_at AS fact_at, f.invalid_at AS invalid_at,
            e.id AS entry_id, e.target AS target, e.key AS entry_key, e.updated_at AS entry_at,
            p.session_id AS session_id, p.turn AS turn, p.ts AS episode_at
     FROM top
-    LEFT JOIN facts f ON top.rid % 4 = 1 AND f.rowid = top.rid / 4
+    LEFT JOIN facts f ON top.rid % 4 IN (0, 1) AND f.rowid = top.rid / 4
     LEFT JOIN entries e ON top.rid % 4 = 2 AND e.rowid = top.rid / 4
     LEFT JOIN episodes p ON top.rid % 4 = 3 AND p.id = top.rid / 4
-    WHERE top.text IS NOT NULL
+    WHERE iif(top.rid % 4 = 0, f.content, top.text) IS NOT NULL
     ORDER BY top.rank
 """
 
@@ -161,13 +162,16 @@ def _lexical(
 ) -> list[_Ranked]:
     params = (expression, namespace, pool)
     sql = _DETAILS.format(top=_TOP.format(table="search_index"))
-    ranked = [_candidate(row) for row in fetchall(conn, sql, params)]
+    rows = fetchall(conn, sql, params)
     if superseded:
-        old_sql = _DETAILS.format(top=_TOP.format(table="search_superseded"))
-        ranked += [_candidate(row) for row in fetchall(conn, old_sql, params)]
-        ranked.sort(key=lambda r: r.hit.score, reverse=True)
-        del ranked[pool:]
-    return ranked
+        rows += fetchall(conn, _DETAILS.format(top=_TOP.format(table="search_superseded")), params)
+    best: dict[int, _Ranked] = {}  # a fact found by its own words and by its chain's: once
+    for row in rows:
+        found = _candidate(row)
+        if found.rid not in best or best[found.rid].hit.score < found.hit.score:
+            best[found.rid] = found
+    ranked = sorted(best.values(), key=lambda r: r.hit.score, reverse=True)
+    return ranked[:pool]
 
 
 def reciprocal_rank(
