@@ -265,6 +265,30 @@ def test_a_hedge_on_the_statement_itself_still_drops_it(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "SLO is 99.95% monthly, so roughly 21 min of downtime budget.",
+            "SLO is 99.95% monthly",
+        ),
+        (
+            "the deploy timeout is 45s, probably fine for the nightly batch jobs",
+            "the deploy timeout is 45s",
+        ),
+    ],
+)
+def test_a_guess_of_its_own_after_a_statement_leaves_the_statement(text: str, kept: str) -> None:
+    """A later clause that guesses at something else (two content words of its own) does
+    not hedge the statement before it; a bare "maybe 6" or "dont quote me" does."""
+    assert [c.text for c in candidates(text, 20)] == [kept]
+    assert candidates("pool size is 5, maybe 6", 20) == []
+    kept = [c.text for c in candidates("the pool size is 5, probably small for batch", 20)]
+    assert kept == ["the pool size is 5"]  # two words of its own: a claim of its own
+    assert candidates("the pool size is 5, probably small", 20) == []  # one: a hedge
+    assert candidates("the idle timeout is 128s, dont quote me", 20) == []
+
+
+@pytest.mark.parametrize(
     ("text", "given"),
     [
         (

@@ -370,11 +370,24 @@ def _before_aside(sentence: str) -> str | None:
         if _ASIDE.search(clause):
             break
         if is_hedged(clause):
-            return None
+            if kept and _says_more(clause):
+                break  # "SLO is 99.95%, so roughly 21 min of budget": a guess of its own
+            return None  # "…, maybe 6", "…, dont quote me": the hedge is on what came before
         kept.append(clause.strip())
     else:
         return None
     return _statement(", ".join(kept))
+
+
+def _says_more(clause: str) -> bool:
+    """A clause with two content words of its own (not a hedge's) is a claim of its own,
+    not a hedge on the one before."""
+    own = [
+        w
+        for w in re.findall(r"[a-z]{3,}", _HEDGE.sub(" ", clause.lower()))
+        if w not in STOPWORDS and w not in _GREETING
+    ]
+    return len(own) >= 2
 
 
 # A definite description that carries a changed or set value: "the increased budget of
