@@ -240,7 +240,8 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     # 7: a superseded fact's words find its live successor: the chain's former texts are
     # indexed as one search row of the head (``rowid = head_rowid * 4``, kind 0), so a
     # correction said in few words ("now 12 books") is found by what it corrected, on the
-    # same BM25 scale as every other row
+    # same BM25 scale as every other row; newest former text first, as the trigger keeps it,
+    # so a chain longer than the row's 4000 chars loses its oldest texts either way
     """
     DROP TRIGGER facts_superseded;
     CREATE TRIGGER facts_superseded AFTER UPDATE OF invalid_at ON facts
@@ -256,8 +257,10 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         DELETE FROM search_index WHERE rowid = new.rowid * 4;
     END;
     INSERT INTO search_index (rowid, text, namespace)
-    SELECT h.rowid * 4, substr(group_concat(o.content, char(10)), 1, 4000), h.namespace
-    FROM facts h JOIN facts o ON o.chain_id = h.chain_id AND o.invalid_at IS NOT NULL
-    WHERE h.invalid_at IS NULL GROUP BY h.rowid;
+    SELECT head, substr(group_concat(content, char(10)), 1, 4000), namespace
+    FROM (SELECT h.rowid * 4 AS head, o.content AS content, h.namespace AS namespace
+          FROM facts h JOIN facts o ON o.chain_id = h.chain_id AND o.invalid_at IS NOT NULL
+          WHERE h.invalid_at IS NULL ORDER BY h.rowid, o.depth DESC)
+    GROUP BY head;
     """,
 )
