@@ -6,7 +6,6 @@ every actor runs inside it, so closing the runtime drains and then ends all of t
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from enum import Enum
 from pathlib import Path
@@ -77,6 +76,7 @@ from reverie.stores import search as search_store
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
 from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults, Skill
+from reverie.task_home import TaskHome
 from reverie.telemetry import metrics as reverie_metrics
 from reverie.telemetry.logs import debug_wanted, get_logger
 from reverie.telemetry.tracing import agent_name, span_tool, tool_attributes, tracer
@@ -114,6 +114,7 @@ class Reverie:
         meter_provider: metrics.MeterProvider | None = None,
         embedder: Embedder | None = None,
         create: bool = True,
+        task_group: TaskGroup | None = None,
     ) -> None:
         self.home = home_path(home)
         check_plugged(
@@ -125,6 +126,7 @@ class Reverie:
                 "meter_provider": meter_provider,
                 "embedder": embedder,
                 "create": create,
+                "task_group": task_group,
             }
         )
         self._create = create  # False: a missing home is an error, never made (read-only use)
@@ -141,8 +143,8 @@ class Reverie:
         self._meter_provider = meter_provider
         self._state = State.NEW
         self._tg: TaskGroup | None = None
-        self._owner: asyncio.Task[None] | None = None
-        self._stop: anyio.Event | None = None
+        self._home_of_tasks = TaskHome(task_group)
+        self._stop: anyio.Event | None = None  # made in _start(), inside the host's loop
         self._services: Services | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -173,11 +175,8 @@ class Reverie:
         if self.embedder is not None:
             e = self.config.embedder
             self.vectors = VectorIndex(db, self.embedder, e.batch, e.search_budget_s, e.breaker_s)
-        ready, self._stop = anyio.Event(), anyio.Event()
-        # The task group lives in a task of its own, so the runtime may be entered and
-        # exited from different tasks (pytest fixtures, framework lifespans) safely.
-        self._owner = asyncio.get_running_loop().create_task(self._own_task_group(ready))
-        await ready.wait()
+        self._stop = anyio.Event()
+        await self._home_of_tasks.start(self._own_task_group)
         assert self._tg is not None
         bus = Bus(self._tg, self.config.actors, self._tracer)
         self._services = Services(
@@ -205,9 +204,9 @@ class Reverie:
         with anyio.CancelScope(shield=True):
             if self._stop is not None:
                 self._stop.set()
-            if self._owner is not None:
-                await self._owner
+            await self._home_of_tasks.join()
             await db.close()
+        await self._home_of_tasks.leave()
 
     def _refuse_new(self) -> str | None:
         """Why no new database may be made here (see ``Database.open``): a home whose
@@ -251,17 +250,20 @@ class Reverie:
         if self._state is not State.OPEN:
             return
         self._state = State.CLOSED
-        services, owner = self._services, self._owner
-        assert services is not None and owner is not None
-        with anyio.CancelScope(shield=True):
-            try:
-                await services.bus.close()
-            finally:
-                assert self._stop is not None
-                self._stop.set()
-                await owner
-                await services.db.close()
-                await self._close_clients()
+        services = self._services
+        assert services is not None
+        try:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await services.bus.close()
+                finally:
+                    assert self._stop is not None
+                    self._stop.set()
+                    await self._home_of_tasks.join()
+                    await services.db.close()
+                    await self._close_clients()
+        finally:
+            await self._home_of_tasks.leave()
 
     async def _rekey(self) -> None:
         """Stored rule outputs re-keyed when the home's rules version is not ours (one small
@@ -817,10 +819,15 @@ def open(  # noqa: A001
     embedder: Embedder | None = None,
     *,
     create: bool = True,
+    task_group: TaskGroup | None = None,
 ) -> Reverie:
     """A runtime for ``home``, to be used as ``async with reverie.open(home) as rv``;
     an ``embedder`` (or ``embedder.enabled`` in the config) makes search hybrid. With
-    ``create=False`` a missing home raises :class:`HomeError` instead of being made."""
+    ``create=False`` a missing home raises :class:`HomeError` instead of being made.
+
+    The actors run in a task group the runtime owns for its ``async with``; a host that
+    wants them under its own cancellation scope passes its anyio ``task_group``. Under
+    trio the runtime must be entered and left in one task (see :mod:`reverie.task_home`)."""
     try:
         return Reverie(
             home,
@@ -831,6 +838,7 @@ def open(  # noqa: A001
             meter_provider=meter_provider,
             embedder=embedder,
             create=create,
+            task_group=task_group,
         )
     except ValueError as exc:  # a configured model or embedder client refused its settings
         raise ConfigError(f"bad model or embedder setting: {bounded(str(exc))}") from exc

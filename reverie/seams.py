@@ -13,6 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from anyio.abc import TaskGroup
+
 from reverie.config import Config
 from reverie.errors import InputError, check_text, quoted
 
@@ -92,6 +94,12 @@ def check_plugged(arguments: dict[str, Any]) -> None:
                 f"{name} must be {wanted}; got {type(value).__name__}, which lacks "
                 + ", ".join(f"`{m}`" for m in missing)
             )
+    group = arguments.get("task_group")
+    if group is not None and not isinstance(group, TaskGroup):
+        raise InputError(
+            "task_group must be an anyio task group (anyio.create_task_group()) or None, "
+            f"got {type(group).__name__}"
+        )
     _check_clock(arguments.get("clock"))
 
 

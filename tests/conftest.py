@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
@@ -15,6 +16,31 @@ import reverie
 from reverie import Config, ManualClock
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
+
+
+BACKENDS = ("asyncio", "trio")
+"""The anyio backends the core contract runs under (``both_backends`` below)."""
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Every async test runs on anyio's pytest plugin; asyncio unless the module asks for
+    both backends (``pytestmark = both_backends``) or ``REVERIE_TEST_BACKEND`` names one."""
+    return os.environ.get("REVERIE_TEST_BACKEND", "asyncio")
+
+
+both_backends = pytest.mark.both_backends
+"""Put in a module's ``pytestmark`` (or on a test): its async tests run under asyncio and
+under trio."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marked = metafunc.definition.get_closest_marker("both_backends") is not None
+    if marked and "anyio_backend" in metafunc.fixturenames:
+        metafunc.parametrize("anyio_backend", BACKENDS, scope="module")
+
+asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"], scope="module")
+"""For a test of what only asyncio allows (leaving the runtime from another task)."""
 
 
 @pytest.fixture

@@ -16,7 +16,9 @@ from reverie.errors import MESSAGE_CHARS, QUOTE_CHARS
 from reverie.stores import topics
 from reverie.stores.records import Fact
 from reverie.telemetry.tracing import NAME_CHARS
-from tests.conftest import db_counts, ok, tree
+from tests.conftest import both_backends, db_counts, ok, tree
+
+pytestmark = both_backends
 
 BIG = "x" * 4001
 CASES: list[tuple[str, Any, str]] = [

@@ -17,6 +17,9 @@ from reverie.bus.bus import ActorDisabled, Bus
 from reverie.bus.messages import Envelope, Message
 from reverie.config import ActorConfig
 from reverie.errors import ClosedError, InternalError
+from tests.conftest import both_backends
+
+pytestmark = both_backends
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,9 @@ import anyio
 import pytest
 
 import reverie
-from tests.conftest import db_counts
+from tests.conftest import both_backends, db_counts
+
+pytestmark = both_backends
 
 
 async def test_a_runtime_opens_once(tmp_path: Path) -> None:
@@ -62,21 +64,6 @@ async def test_host_cancellation_during_a_write_storm_leaves_whole_writes(tmp_pa
     assert counts["ledger"] == counts["facts"]
     assert counts["search_facts"] + counts["search_superseded"] == counts["facts"]
     assert counts["search_former"] == counts["corrected_heads"]
-
-
-async def test_runtime_can_close_from_another_task(tmp_path: Path) -> None:
-    """The runtime may be entered and exited from different tasks (fixtures, lifespans)."""
-    rv = reverie.open(tmp_path)
-    await rv.__aenter__()
-    done = anyio.Event()
-
-    async def closer() -> None:
-        await rv.__aexit__(None, None, None)
-        done.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(closer)
-    assert done.is_set()
 
 
 def landed_contents(home: Path) -> set[str]:

@@ -10,7 +10,9 @@ import pytest
 
 import reverie
 from reverie import Config
-from tests.conftest import db_counts
+from tests.conftest import both_backends, db_counts
+
+pytestmark = both_backends
 
 
 async def test_fifty_identical_concurrent_saves_leave_one_fact(rv: reverie.Reverie) -> None:

@@ -22,7 +22,9 @@ from reverie import Config, ManualClock, OfflineModel
 from reverie.errors import MESSAGE_CHARS, QUOTE_CHARS, as_reverie_error, bounded, quoted
 from reverie.model.seam import Answer, Prompt, Usage
 from reverie.stores import topics
-from tests.conftest import ok
+from tests.conftest import both_backends, ok
+
+pytestmark = both_backends
 
 CLASSES = (reverie.Reverie, reverie.Namespace, reverie.Session)
 GUARD_S = 60  # a hung call fails the test instead of hanging it (not a timed assertion)

@@ -19,6 +19,7 @@ def test_all_is_sorted_and_complete() -> None:
         "simulation",
         "snapshot",
         "stores",
+        "task_home",
         "telemetry",
         "tools",
     }

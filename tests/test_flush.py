@@ -17,6 +17,9 @@ import reverie
 from reverie import Config, ManualClock
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
+from tests.conftest import both_backends
+
+pytestmark = both_backends
 
 
 def rows(home: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import reverie
-from tests.conftest import ok
+from tests.conftest import both_backends, ok
+
+pytestmark = both_backends
 
 
 async def test_nothing_crosses_namespaces(rv: reverie.Reverie) -> None:

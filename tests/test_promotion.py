@@ -17,7 +17,9 @@ from reverie.actors.promoter import DONE_IDS, Promoter
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.stores import review_state
-from tests.conftest import review_stage
+from tests.conftest import both_backends, review_stage
+
+pytestmark = both_backends
 
 
 async def corrected(rv: reverie.Reverie, topic: str, subject: str, old: str, new: str) -> str:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import reverie
 from reverie import Config, ManualClock
-from tests.conftest import ok, review_stage
+from tests.conftest import both_backends, ok, review_stage
+
+pytestmark = both_backends
 
 
 async def promoted(rv: reverie.Reverie, clock: ManualClock) -> tuple[str, str]:

@@ -21,8 +21,10 @@ from reverie.actors.linter import Linter
 from reverie.actors.reviewer import NOTHING_NEW
 from reverie.config import DEFAULT_MODEL_CONCURRENCY, DEFAULT_REVIEW_CONCURRENCY
 from tests.chat_server import HOLD, ChatServer
-from tests.conftest import review_stage
+from tests.conftest import both_backends, review_stage
 from tests.local_http import base_url, serving
+
+pytestmark = both_backends
 
 
 def statuses(report: dict[str, Any], namespace: str = "a") -> dict[str, str]:

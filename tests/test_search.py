@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import reverie
-from tests.conftest import ok
+from tests.conftest import both_backends, ok
+
+pytestmark = both_backends
 
 
 async def test_hits_of_every_kind(rv: reverie.Reverie) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import yaml
 
 import reverie
-from tests.conftest import db_counts, ok
+from tests.conftest import both_backends, db_counts, ok
+
+pytestmark = both_backends
 
 
 async def test_create_and_patch(rv: reverie.Reverie) -> None:

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import reverie
 from reverie import Config
-from tests.conftest import ok
+from tests.conftest import both_backends, ok
+
+pytestmark = both_backends
 
 
 async def test_snapshot_is_frozen_for_the_session(rv: reverie.Reverie) -> None:

@@ -9,7 +9,9 @@ from typing import Any
 from structlog.testing import capture_logs
 
 import reverie
-from tests.conftest import ok
+from tests.conftest import both_backends, ok
+
+pytestmark = both_backends
 
 
 async def test_tool_call_span_and_writer_span(tmp_path: Path, spans: Any) -> None:

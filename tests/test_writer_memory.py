@@ -6,7 +6,9 @@ from pathlib import Path
 
 import reverie
 from reverie import Config
-from tests.conftest import db_counts, ok, tree
+from tests.conftest import both_backends, db_counts, ok, tree
+
+pytestmark = both_backends
 
 
 def add(content: str, target: str = "memory") -> dict[str, str]:

@@ -8,8 +8,10 @@ from datetime import timedelta
 import pytest
 
 import reverie
-from tests.conftest import db_counts, ok, tree
+from tests.conftest import both_backends, db_counts, ok, tree
 from tests.data.supersede_pairs import NEGATIVE, POSITIVE
+
+pytestmark = both_backends
 
 
 def save(topic: str, content: str) -> dict[str, str]:
