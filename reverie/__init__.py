@@ -1,7 +1,5 @@
 """reverie: a daemon-less, self-learning memory loop for AI agents."""
 
-__version__ = "0.1.0.dev0"
-
 from reverie.actors.writer import Decision
 from reverie.clock import Clock, ManualClock, SystemClock
 from reverie.config import Config
@@ -34,6 +32,7 @@ from reverie.stores.records import (
     SearchResults,
     Skill,
 )
+from reverie.version import __version__
 
 __all__ = [
     "Clock",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -20,10 +21,15 @@ from opentelemetry.trace import Status, StatusCode
 from reverie import errors
 from reverie._http import Timeout
 from reverie.actors.context import Services
+from reverie.actors.curator import Curator
+from reverie.actors.distiller import Distiller
 from reverie.actors.extractor import Extractor
 from reverie.actors.flusher import Flusher
 from reverie.actors.judging import calls_per_stage
+from reverie.actors.linter import Linter
+from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
+from reverie.actors.stage import Stage
 from reverie.actors.writer import Writer, error_result
 from reverie.bus.bus import ActorDisabled, Bus
 from reverie.bus.messages import (
@@ -40,6 +46,7 @@ from reverie.bus.messages import (
     TurnRecord,
 )
 from reverie.clock import Clock, SystemClock
+from reverie.commands import TopicCommand
 from reverie.config import Config
 from reverie.embedding.index import VectorIndex, configured_embedder
 from reverie.embedding.openai_compat import OpenAIEmbedder
@@ -80,7 +87,7 @@ from reverie.task_home import TaskHome
 from reverie.telemetry import metrics as reverie_metrics
 from reverie.telemetry.logs import debug_wanted, get_logger
 from reverie.telemetry.tracing import agent_name, span_tool, tool_attributes, tracer
-from reverie.tools import MEMORY_TARGETS, TopicCommand, parse_call, schemas
+from reverie.tools import MEMORY_TARGETS, parse_call, schemas
 
 log = get_logger("reverie.runtime")
 
@@ -192,11 +199,7 @@ class Reverie:
             vectors=self.vectors,
             breaker=Breaker(self.config.model.breaker_s, self.config.model.concurrency),
         )
-        services = self._services
-        bus.subscribe(Writer.name, Writer.handles, lambda ns: Writer(ns, services))
-        bus.subscribe(Extractor.name, Extractor.handles, lambda ns: Extractor(ns, services))
-        bus.subscribe(Flusher.name, Flusher.handles, lambda ns: Flusher(ns, services))
-        bus.subscribe(Reviewer.name, Reviewer.handles, lambda ns: Reviewer(ns, services))
+        _subscribe(bus, self._services)
         self._state = State.OPEN
 
     async def _abort_start(self, db: Database) -> None:
@@ -807,6 +810,24 @@ def _configured_model(config: Config) -> Model:
         backoff_s=settings.backoff_s,
         retry_after_max_s=settings.retry_after_max_s,
     )
+
+
+ACTORS: tuple[type[Writer | Extractor | Flusher | Reviewer | Stage], ...] = (
+    Writer,
+    Extractor,
+    Flusher,
+    Reviewer,
+    Linter,
+    Distiller,
+    Promoter,
+    Curator,
+)
+"""Every actor the design card names, each subscribed to the bus for its own messages."""
+
+
+def _subscribe(bus: Bus, services: Services) -> None:
+    for actor in ACTORS:
+        bus.subscribe(actor.name, actor.handles, partial(actor, services=services))
 
 
 def open(  # noqa: A001

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
+from reverie.commands import Command, MemoryCommand, SkillCommand, TopicCommand
 from reverie.config import WriterConfig
 from reverie.errors import ToolInputError, check_text, quoted
 from reverie.names import check_name
@@ -26,30 +26,6 @@ _MARK = re.compile(r"⟦×\d+⟧")
 _KEYED = re.compile(r"^\s*(?P<key>[A-Za-z][\w .-]{0,40}?)\s*:\s*(?P<value>\S.*)$", re.S)
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryCommand:
-    action: str
-    target: str
-    content: str | None
-    old_text: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class TopicCommand:
-    action: str
-    topic: str | None
-    content: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class SkillCommand:
-    action: str
-    name: str
-    content: str
-    old_text: str | None
-
-
-Command = MemoryCommand | TopicCommand | SkillCommand
 
 
 def schemas(writer: WriterConfig) -> list[dict[str, Any]]:

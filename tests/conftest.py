@@ -39,6 +39,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if marked and "anyio_backend" in metafunc.fixturenames:
         metafunc.parametrize("anyio_backend", BACKENDS, scope="module")
 
+
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"], scope="module")
 """For a test of what only asyncio allows (leaving the runtime from another task)."""
 

@@ -181,3 +181,22 @@ async def test_span_per_message_carries_the_senders_trace(spans: Any) -> None:
     assert actor_span.parent is not None
     assert actor_span.parent.span_id == parent.get_span_context().span_id
     assert actor_span.attributes["reverie.actor"] == "recorder"
+
+
+async def test_a_message_cancelled_before_it_was_sent_leaves_no_actor_waiting(
+    spans: Any,
+) -> None:
+    """A sender cancelled at its send (after its actor was started and began to wait for
+    the message) retires that mailbox: nothing waits for a message that never comes, so
+    the bus still goes idle, and the next message gets a mailbox of its own."""
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await bus.tell(Ping("a", 1))
+        await anyio.wait_all_tasks_blocked()
+        with anyio.fail_after(5):
+            await bus.wait_idle()
+        assert bus.statistics() == {}
+        assert await bus.ask(Ping("a", 2)) == 4
+    assert [x[1] for x in Recorder.log if x[0] == "got"] == [2]

@@ -7,6 +7,7 @@ def test_all_is_sorted_and_complete() -> None:
         "actors",
         "bus",
         "cli",
+        "commands",
         "clock",
         "config",
         "embedding",
@@ -22,6 +23,7 @@ def test_all_is_sorted_and_complete() -> None:
         "task_home",
         "telemetry",
         "tools",
+        "version",
     }
     assert sorted(reverie.__all__) == reverie.__all__
     assert set(reverie.__all__) - {"__version__"} == public - modules

@@ -50,6 +50,7 @@ async def remember(rv: reverie.Reverie, *topic_facts: tuple[str, str]) -> None:
         )
         for topic, content in topic_facts:
             await s.call_tool("topic", {"action": "save", "topic": topic, "content": content})
+    await rv.wait_idle()  # the session's end is the extractor's, not the pass's
 
 
 async def test_a_pass_that_changes_nothing_but_stamps_commits_twice(
@@ -57,12 +58,12 @@ async def test_a_pass_that_changes_nothing_but_stamps_commits_twice(
 ) -> None:
     """Invariant: the stages' bookkeeping (stamps, ledger rows) joins the pass's closing
     transaction — two writes a pass (begin, end), not one per stage — and still lands;
-    what the four stages look at is read once, in one snapshot."""
+    each stage actor reads what it looks at once, in one read of its own."""
     await remember(rv)
     seen = count_calls(monkeypatch, rv)
     report = await rv.namespace("a").review(force=True)
     assert [s["status"] for s in report["stages"]] == ["ran"] * 4
-    assert seen == Counter(write=2, read=1)
+    assert seen == Counter(write=2, read=4)
     rounds = [r.actor for r in await rv.namespace("a").ledger() if r.action == "round"]
     assert rounds == ["linter", "distiller", "promoter", "curator"]
     await remember(rv, ("deploy", "The deploy port is 8080"))  # something new: not quiet
@@ -79,8 +80,8 @@ async def test_a_pass_that_distils_still_commits_twice(
     seen = count_calls(monkeypatch, rv)
     report = await rv.review(force=True)
     assert review_stage(report, "distiller")["distilled"] == 2
-    assert seen["write"] == 2 and seen["read"] == 4  # the names, the quiet marks, the
-    # stages' looks, and the summaries' files once the closing write landed
+    assert seen["write"] == 2 and seen["read"] == 7  # the names, the quiet marks, the
+    # four stages' looks, and the summaries' files once the closing write landed
     home = rv.home / "a" / "topics"
     assert (home / "deploy" / "summary.md").read_text() == "The deploy port is 8080\n"
     assert (home / "oncall" / "summary.md").read_text() == "The pager is #ops\n"

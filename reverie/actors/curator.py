@@ -3,8 +3,9 @@
 A skill is a candidate only when all four hold: ``created_by`` is ``skill_manage`` (official,
 preinstalled and marketplace skills are never touched), it is not pinned, it has been idle
 for ``idle_days`` (90), and its directory really exists. The review pass only reports
-(``curator.jsonl``); archiving happens when asked (``reverie curator --apply``): the row is
-marked archived (deregistered) and the directory moved to ``skills/.archive/<name>__<ts>/``.
+(``curator.jsonl``); archiving happens when asked (``reverie curator --apply``, a
+:class:`~reverie.bus.messages.Curate` message to this actor): the row is marked archived
+(deregistered) and the directory moved to ``skills/.archive/<name>__<ts>/``.
 ``--restore NAME`` undoes both. A report-only scan lists near-duplicate and oversized skills.
 """
 
@@ -18,6 +19,8 @@ from typing import Any
 
 from reverie.actors.context import Services
 from reverie.actors.stage import Stage
+from reverie.actors.write_base import Decision, error_result, result
+from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
 from reverie.errors import ToolInputError, quoted
 from reverie.rules.similarity import jaccard, word_set
@@ -69,6 +72,69 @@ def scan(registered: list[Skill], overlap: float, bloat_chars: int) -> list[dict
 class Curator(Stage):
     name = "curator"
     section = "curator"
+    handles = (CurateDue, Curate)
+
+    async def on_receive(self, envelope: Envelope) -> Any:
+        message = envelope.message
+        if not isinstance(message, Curate):
+            return await super().on_receive(envelope)
+        try:
+            if message.restore is not None:
+                return await self._restore(message.restore)
+            if message.apply:
+                return await self._apply()
+        except ToolInputError as exc:
+            return error_result(str(exc))
+        found = await self.s.db.read(
+            lambda conn: candidates(conn, self.s, self.namespace, self.s.clock.now())
+        )
+        return result(
+            Decision.NOOP,
+            None,
+            f"{len(found)} candidates (dry run)",
+            candidates=found,
+            archived=[],
+            dry_run=True,
+        )
+
+    async def _apply(self) -> dict[str, Any]:
+        """Archive every candidate; the directories move once that committed (and a move a
+        crash cut short is finished by the next apply)."""
+
+        def archive(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[Any]]:
+            return leftovers(conn, self.s, self.namespace), apply(conn, self.s, self.namespace)
+
+        unfinished, archived = await self.s.db.write(archive)
+        self.project(lambda: move_archived(self.s, self.namespace, unfinished + archived))
+        return result(
+            Decision.ARCHIVED if archived else Decision.NOOP,
+            None,
+            f"{len(archived)} skills archived",
+            archived=archived,
+            dry_run=False,
+        )
+
+    async def _restore(self, name: str) -> dict[str, Any]:
+        def back(conn: sqlite3.Connection) -> tuple[str, Skill]:
+            where = restore(conn, self.s, self.namespace, name)
+            skill = skills.get(conn, self.namespace, name)
+            assert skill is not None
+            return where, skill
+
+        where, skill = await self.s.db.write(back)
+
+        def project() -> None:
+            move_back(self.s, self.namespace, name, where)
+            self.s.projector.write_skill(skill)
+
+        self.project(project)
+        return result(
+            Decision.RESTORED,
+            f"skill:{name}",
+            f"skill {name!r} restored",
+            name=name,
+            archive_dir=where,
+        )
 
     def look(self, conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The candidates as of now, and the overlap / bloat scan of the skills."""

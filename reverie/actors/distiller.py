@@ -19,6 +19,7 @@ from opentelemetry import trace
 
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
+from reverie.bus.messages import DistillDue
 from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.rules.consolidation import fits_whole, summarise, summary_problem
@@ -57,6 +58,8 @@ def summary_key(topic: str) -> str:
 class Distiller(Stage):
     name = "distiller"
     section = "distiller"
+    handles = (DistillDue,)
+    data_bound = True
 
     def _stale(self, conn: sqlite3.Connection) -> list[tuple[str, int]]:
         """Topics with facts past their watermark, most recently updated first."""

@@ -18,10 +18,11 @@ from typing import Any
 from opentelemetry import trace
 
 from reverie.actors.context import Services
-from reverie.actors.extractor import catch_up
+from reverie.actors.extracting import catch_up
 from reverie.actors.judging import consult
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, ToolCall
+from reverie.commands import Command
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
@@ -35,7 +36,7 @@ from reverie.stores import entries, episodes, extracts, ledger, review_state, ti
 from reverie.stores.extracts import Extract
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
-from reverie.tools import Command, parse_call
+from reverie.tools import parse_call
 
 log = get_logger("reverie.flusher")
 

@@ -20,6 +20,7 @@ import anyio
 
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
+from reverie.bus.messages import LintDue
 from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.rules.similarity import jaccard, near_duplicate, values, word_set
@@ -72,6 +73,8 @@ class Scan:
 class Linter(Stage):
     name = "linter"
     section = "linter"
+    handles = (LintDue,)
+    data_bound = True
 
     @property
     def budget_s(self) -> float:

@@ -18,12 +18,13 @@ from reverie.actors.write_base import (
     result,
 )
 from reverie.bus.messages import ToolCall
+from reverie.commands import MemoryCommand
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import near_duplicate
 from reverie.stores import entries
 from reverie.stores.projection import FILES
 from reverie.stores.records import Entry
-from reverie.tools import KEYED_TARGETS, MemoryCommand, keyed
+from reverie.tools import KEYED_TARGETS, keyed
 
 
 def _label(target: str) -> str:

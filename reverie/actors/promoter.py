@@ -24,9 +24,9 @@ from opentelemetry import trace
 
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
-from reverie.actors.writer import promoted_key
-from reverie.bus.messages import ToolCall
+from reverie.bus.messages import PromoteDue, ToolCall
 from reverie.clock import iso
+from reverie.commands import MemoryCommand
 from reverie.errors import ReverieError
 from reverie.model import questions
 from reverie.model.seam import Deferred
@@ -34,8 +34,8 @@ from reverie.rules.consolidation import rewrite_problem
 from reverie.rules.secrets import redact
 from reverie.stores import entries, generated, review_state, topics
 from reverie.stores.records import Fact
+from reverie.stores.review_state import promoted_key
 from reverie.telemetry.logs import get_logger, info_wanted
-from reverie.tools import MemoryCommand
 
 log = get_logger("reverie.promoter")
 
@@ -47,6 +47,7 @@ GENERATED_BY = frozenset({"promoter", "distiller", "linter", "reviewer", "curato
 class Promoter(Stage):
     name = "promoter"
     section = "promoter"
+    handles = (PromoteDue,)
     switch = "promotion_enabled"
 
     # -- 1. the rule gate ----------------------------------------------------------------

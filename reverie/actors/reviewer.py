@@ -2,23 +2,26 @@
 
 A pass runs when a session goes idle (after its flush) and the 6 h cooldown on the clock
 has passed, or when the host forces one. The cooldown check and a lease row are taken in
-one transaction, so of several processes sharing a home only one runs a pass. The stages
-run in the seed's order — lint (L5), distill (L4), promote (L6), curate (L7) — each behind
-its own kill switch, due-check, time budget and span, and each fails silently.
+one transaction, so of several processes sharing a home only one runs a pass. A pass is a
+conversation on the bus: the reviewer asks each stage actor for its turn in the seed's
+order — lint (L5), distill (L4), promote (L6), curate (L7) — and waits for each reply. The
+bus gives every stage its kill switch, time budget, span and fail-silent handling; a stage
+that is disabled, fails or overruns is reported so, never stamped, and the pass goes on.
 
 A pass that left nothing for later marks the namespace quiet; until a new write lands (a
 ledger row) or a clock-bound stage falls due, a quiet namespace is skipped with one
 indexed read instead of a pass.
 
 A pass costs few round trips, so a round over thousands of namespaces stays short: the
-transaction that begins it also reads every stage's last run (the due-checks read nothing
-more), one read then gathers what every due stage looks at, and the stages' writes that
-nothing later in the pass reads (summaries, stamps, seen keys, ledger rows) join the
+transaction that begins it also reads every stage's last run and sends it with the ask
+(the due-checks read nothing more), and the stages' writes that nothing later in the pass
+reads (summaries, stamps, seen keys, ledger rows) come back in their replies and join the
 transaction that ends it, each stage in its own savepoint.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 import uuid
@@ -27,18 +30,14 @@ from functools import partial
 from typing import Any
 
 import anyio
-from opentelemetry.trace import Status, StatusCode
 
 from reverie.actors.context import Services
-from reverie.actors.curator import Curator
-from reverie.actors.distiller import Distiller
-from reverie.actors.linter import Linter
-from reverie.actors.promoter import Promoter
-from reverie.actors.stage import Pending, Stage
 from reverie.bus.actor import Actor
-from reverie.bus.messages import Envelope, ReviewDue
+from reverie.bus.bus import ActorDisabled, OverBudget
+from reverie.bus.messages import REVIEW_ORDER, Envelope, ReviewDue, StageDue
+from reverie.bus.replies import Pending, StageOutcome
 from reverie.clock import iso
-from reverie.errors import map_store_errors
+from reverie.errors import ReverieError, map_store_errors
 from reverie.stores import ledger, review_state
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -46,10 +45,6 @@ from reverie.telemetry.tracing import trace_id_hex
 log = get_logger("reverie.reviewer")
 
 LAST_PASS = "review:last_pass"
-ORDER: tuple[type[Stage], ...] = (Linter, Distiller, Promoter, Curator)
-DATA_BOUND: tuple[type[Stage], ...] = (Linter, Distiller)
-"""Stages whose outcome depends only on what is stored; the promoter's and curator's
-candidates also ripen with age, so they bound a quiet mark by their next due time."""
 NOTHING_NEW = "nothing new since the last pass"
 
 
@@ -79,88 +74,104 @@ class Reviewer(Actor):
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         now = self.s.clock.now()
-        order = [stage_type(self.namespace, self.s) for stage_type in ORDER]
-        began, reason = await self.s.db.write(lambda conn: self._begin(conn, now, force, order))
+        began, reason, stamps = await self.s.db.write(lambda conn: self._begin(conn, now, force))
         report: dict[str, Any] = {"namespace": self.namespace, "ran": began, "force": force}
         if not began:
             report["reason"] = reason
             return report
-        pending: list[Pending] = []
-        for stage in order:
-            stage.pending = pending  # their bookkeeping joins the closing transaction
-        stages: list[dict[str, Any]] = []
+        outcomes: list[StageOutcome | None] = []
         started = anyio.current_time()
         complete = False
         try:
-            await self._prefetch(order)
-            for stage in order:
-                stages.append(await self._stage(stage))
+            for name, message_type in REVIEW_ORDER:
+                ask = message_type(self.namespace, stamps.get(_last_key(name)), known=True)
+                outcomes.append(await self._turn(name, ask, report.setdefault("stages", [])))
             complete = True
         finally:
-            report["stages"] = stages
+            report.setdefault("stages", [])
             report["duration_ms"] = round((anyio.current_time() - started) * 1000, 3)
             with anyio.CancelScope(shield=True):
-                landed = await self.s.db.write(
-                    lambda conn: self._end(conn, report, order if complete else [], pending)
-                )
-                if any(item.records for item in landed):
-                    await anyio.to_thread.run_sync(_append_logs, landed)
-                if any(item.landed for item in landed):
-                    await self.s.db.read(partial(_after_landing, landed))
+                await self._close(report, outcomes if complete else None)
         report["text"] = render(report)
         return report
 
-    async def _prefetch(self, order: list[Stage]) -> None:
-        """Every due stage's look in one read: no stage writes before the closing
-        transaction, so each reads what it would have read on its own, one hop for all."""
-        due = [stage for stage in order if stage.enabled and stage.due_now()]
-        if due:
-            await self.s.db.read(partial(_prefetch_all, due))
+    async def _turn(self, name: str, ask: StageDue, reports: list[dict[str, Any]]) -> Any:
+        """One stage's turn: its outcome, or None (disabled, failed, over budget), reported
+        either way; the pass goes on whatever the stage did."""
+        try:
+            outcome: StageOutcome = await self.s.bus.ask(ask, timeout_s=math.inf)
+        except ActorDisabled:
+            reports.append({"stage": name, "status": "disabled"})
+            return None
+        except OverBudget:
+            reports.append({"stage": name, "status": "over_budget"})
+            log.warning("stage_over_budget", stage=name, namespace=self.namespace)
+            return None
+        except ReverieError as exc:
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            reports.append({"stage": name, "status": "failed", "error": repr(cause)})
+            return None
+        reports.append(outcome.report)
+        return outcome
 
-    def _quiet_until(self, order: list[Stage], stages: list[dict[str, Any]]) -> str | None:
+    async def _close(
+        self, report: dict[str, Any], outcomes: list[StageOutcome | None] | None
+    ) -> None:
+        """The closing transaction, then the jsonl records and what follows the landing."""
+        pending = [item for out in outcomes or () if out is not None for item in out.pending]
+        landed = await self.s.db.write(lambda conn: self._end(conn, report, outcomes, pending))
+        if any(item.records for item in landed):
+            await anyio.to_thread.run_sync(_append_logs, landed)
+        if any(item.landed for item in landed):
+            await self.s.db.read(partial(_after_landing, landed))
+
+    def _quiet_until(
+        self, stages: list[dict[str, Any]], outcomes: list[StageOutcome | None]
+    ) -> str | None:
         """Until when this namespace stays quiet without a new write: the earliest due time
         of a stage that could act by the clock alone; "" when one may act now (it left work
-        for later, failed, or never ran); None when only a new write can change anything.
-        Every stage knows its last run (read when the pass began, stamped when it ran)."""
+        for later, failed, or never ran); None when only a new write can change anything."""
         now = self.s.clock.now()
         soonest: datetime | None = None
-        for stage, out in zip(order, stages, strict=True):
+        for out, outcome in zip(stages, outcomes, strict=True):
             status = out["status"]
             if status == "disabled" or (
-                type(stage) in DATA_BOUND and status == "ran" and not out.get("retry_next_round")
+                outcome is not None
+                and outcome.data_bound
+                and status == "ran"
+                and not outcome.retry_next_round
             ):
                 continue
-            if status in {"failed", "over_budget"} or stage.last_run is None:
+            if status in {"failed", "over_budget"} or outcome is None:
                 return ""
-            when = datetime.fromisoformat(stage.last_run) + stage.interval
+            if outcome.last_run is None:
+                return ""
+            when = datetime.fromisoformat(outcome.last_run) + timedelta(hours=outcome.interval_h)
             if when <= now:
                 return ""
             soonest = when if soonest is None else min(soonest, when)
         return None if soonest is None else iso(soonest)
 
     def _begin(
-        self, conn: sqlite3.Connection, now: datetime, force: bool, order: list[Stage]
-    ) -> tuple[bool, str]:
+        self, conn: sqlite3.Connection, now: datetime, force: bool
+    ) -> tuple[bool, str, dict[str, str]]:
         """Quiet mark, cooldown and lease in one transaction, which also reads every stage's
         last run for its due-check (one read for the pass, not one per stage)."""
         if review_state.quiet(conn, iso(now), self.namespace):
-            return False, NOTHING_NEW
-        stamps = review_state.values(
-            conn, self.namespace, [LAST_PASS, *(stage.last_key for stage in order)]
-        )
-        for stage in order:
-            stage.know(stamps.get(stage.last_key))
+            return False, NOTHING_NEW, {}
+        keys = [LAST_PASS, *(_last_key(name) for name, _ in REVIEW_ORDER)]
+        stamps = review_state.values(conn, self.namespace, keys)
         if not force:
             last = stamps.get(LAST_PASS)
             if last is not None:
                 due = datetime.fromisoformat(last) + timedelta(hours=self.cfg.cooldown_h)
                 if now < due:
-                    return False, f"cooling down until {iso(due)}"
+                    return False, f"cooling down until {iso(due)}", {}
         expires = iso(now + timedelta(seconds=self.cfg.lease_s))
         if not review_state.acquire_lease(conn, self._lease, self.holder, iso(now), expires):
-            return False, "another process is running a review pass"
+            return False, "another process is running a review pass", {}
         review_state.put(conn, self.namespace, LAST_PASS, iso(now), iso(now))
-        return True, ""
+        return True, "", stamps
 
     @property
     def _lease(self) -> str:
@@ -170,15 +181,15 @@ class Reviewer(Actor):
         self,
         conn: sqlite3.Connection,
         report: dict[str, Any],
-        order: list[Stage],
+        outcomes: list[StageOutcome | None] | None,
         pending: list[Pending],
     ) -> list[Pending]:
         """The pass's one closing transaction: the stages' deferred writes, the lease back,
         the pass in the ledger, and the quiet mark when nothing is left for later (only
-        after a complete pass: ``order`` empty means it was cut short). Returns the
+        after a complete pass: ``outcomes`` None means it was cut short). Returns the
         deferred writes that landed."""
         landed = _settle(conn, report["stages"], pending)
-        until = self._quiet_until(order, report["stages"]) if order else ""
+        until = self._quiet_until(report["stages"], outcomes) if outcomes is not None else ""
         review_state.release_lease(conn, self._lease, self.holder)
         ledger.append(
             conn,
@@ -199,41 +210,6 @@ class Reviewer(Actor):
             review_state.mark_quiet(conn, self.namespace, until, self.s.now())
         return landed
 
-    async def _stage(self, stage: Stage) -> dict[str, Any]:
-        """One stage, fail-silent: whatever it does, the pass goes on to the next."""
-        with self.s.tracer.start_as_current_span(
-            f"reverie.review {stage.name}", record_exception=False, set_status_on_exception=False
-        ) as span:
-            span.set_attribute("reverie.stage", stage.name)
-            span.set_attribute("gen_ai.memory.store.id", self.namespace)
-            out: dict[str, Any] = {"stage": stage.name}
-            if not stage.enabled:
-                out["status"] = "disabled"
-            else:
-                try:
-                    with anyio.fail_after(stage.budget_s):
-                        if await stage.due():
-                            out.update(await stage.run())
-                            out.setdefault("status", "ran")
-                        else:
-                            out["status"] = "not_due"
-                            next_due = await stage.next_due()
-                            out["next_due"] = iso(next_due) if next_due else None
-                except TimeoutError:
-                    out["status"] = "over_budget"
-                    span.set_status(Status(StatusCode.ERROR, "over its time budget"))
-                    log.warning("stage_over_budget", stage=stage.name, namespace=self.namespace)
-                except Exception as exc:
-                    out["status"] = "failed"
-                    out["error"] = repr(exc)
-                    span.record_exception(exc)
-                    span.set_status(Status(StatusCode.ERROR, repr(exc)))
-                    log.error(
-                        "stage_failed", stage=stage.name, namespace=self.namespace, error=repr(exc)
-                    )
-            span.set_attribute("reverie.stage.status", out["status"])
-            return out
-
 
 def _settle(
     conn: sqlite3.Connection, stages: list[dict[str, Any]], pending: list[Pending]
@@ -252,16 +228,11 @@ def _settle(
             if not conn.in_transaction:
                 raise  # the whole transaction is lost: the write fails, as any would
             conn.execute("ROLLBACK TO stage")
-            out = outcome[item.stage.name]
+            out = outcome[item.stage]
             out.update(status="failed", error=repr(exc))
-            log.error("stage_failed", stage=item.stage.name, error=repr(exc))
+            log.error("stage_failed", stage=item.stage, error=repr(exc))
         conn.execute("RELEASE stage")
     return landed
-
-
-def _prefetch_all(due: list[Stage], conn: sqlite3.Connection) -> None:
-    for stage in due:
-        stage.prefetch(conn)
 
 
 def _after_landing(landed: list[Pending], conn: sqlite3.Connection) -> None:
@@ -273,13 +244,18 @@ def _after_landing(landed: list[Pending], conn: sqlite3.Connection) -> None:
         try:
             item.landed(conn)
         except Exception as exc:
-            log.warning("after_pass_failed", stage=item.stage.name, error=repr(exc))
+            log.warning("after_pass_failed", stage=item.stage, error=repr(exc))
 
 
 def _append_logs(landed: list[Pending]) -> None:
     for item in landed:
         if item.records:
-            item.stage.log(item.log, item.records)
+            item.append_log(item.log, item.records)
+
+
+def _last_key(stage: str) -> str:
+    """The review-state key of a stage's last run."""
+    return f"{stage}:last_run"
 
 
 def render(report: dict[str, Any]) -> str:

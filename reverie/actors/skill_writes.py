@@ -5,13 +5,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from reverie.actors import curator
 from reverie.actors.write_base import Decision, Outcome, WriteBase, refuse_secret, result
-from reverie.bus.messages import Curate, PinSkill, SkillUsed, ToolCall
+from reverie.bus.messages import PinSkill, SkillUsed, ToolCall
+from reverie.commands import SkillCommand
 from reverie.errors import ToolInputError, quoted
 from reverie.stores import skills
 from reverie.stores.records import Skill
-from reverie.tools import SkillCommand
 
 
 class SkillWrites(WriteBase):
@@ -99,9 +98,7 @@ class SkillWrites(WriteBase):
 
     # -- use, pin, curate ---------------------------------------------------------------
 
-    async def _skill_admin(self, message: SkillUsed | PinSkill | Curate) -> Outcome:
-        if isinstance(message, Curate):
-            return await self._curate(message)
+    async def _skill_admin(self, message: SkillUsed | PinSkill) -> Outcome:
         return await self._write(lambda conn: self._skill_flag_txn(conn, message))
 
     def _skill_flag_txn(self, conn: sqlite3.Connection, message: SkillUsed | PinSkill) -> Outcome:
@@ -133,64 +130,3 @@ class SkillWrites(WriteBase):
                 name=message.name,
             )
         )
-
-    async def _curate(self, message: Curate) -> Outcome:
-        if message.restore is not None:
-            name = message.restore
-
-            def restore(conn: sqlite3.Connection) -> Outcome:
-                where = curator.restore(conn, self.s, self.namespace, name)
-                skill = skills.get(conn, self.namespace, name)
-                assert skill is not None
-
-                def project(_: sqlite3.Connection) -> None:
-                    curator.move_back(self.s, self.namespace, name, where)
-                    self.s.projector.write_skill(skill)
-
-                return Outcome(
-                    result(
-                        Decision.RESTORED,
-                        f"skill:{name}",
-                        f"skill {name!r} restored",
-                        name=name,
-                        archive_dir=where,
-                    ),
-                    [project],
-                )
-
-            return await self._write(restore)
-        if not message.apply:
-            now = self.s.clock.now()
-            found = await self.s.db.read(
-                lambda conn: curator.candidates(conn, self.s, self.namespace, now)
-            )
-            return Outcome(
-                result(
-                    Decision.NOOP,
-                    None,
-                    f"{len(found)} candidates (dry run)",
-                    candidates=found,
-                    archived=[],
-                    dry_run=True,
-                )
-            )
-
-        def archive(conn: sqlite3.Connection) -> Outcome:
-            unfinished = curator.leftovers(conn, self.s, self.namespace)
-            archived = curator.apply(conn, self.s, self.namespace)
-            extra: dict[str, Any] = {"archived": archived, "dry_run": False}
-
-            def project(_: sqlite3.Connection) -> None:
-                curator.move_archived(self.s, self.namespace, unfinished + archived)
-
-            return Outcome(
-                result(
-                    Decision.ARCHIVED if archived else Decision.NOOP,
-                    None,
-                    f"{len(archived)} skills archived",
-                    **extra,
-                ),
-                [project],
-            )
-
-        return await self._write(archive)

@@ -1,12 +1,15 @@
-"""What every review stage (L4–L7) shares: a kill switch, a time budget, a cadence with a
-due-check (free in a pass: the reviewer reads every stage's last run in the transaction
-that begins it), and its jsonl log and ledger row."""
+"""What every review stage (L4–L7) shares. Each stage is a bus actor: the reviewer asks it
+for its turn in a pass with a :class:`~reverie.bus.messages.StageDue` message, and the bus
+gives it what every actor has — a mailbox per namespace, its kill switch (``enabled``), its
+time budget (``budget_s``), its span (``reverie.<stage>``) and fail-silent handling. The
+stage adds a cadence with a due-check (free in a pass: the reviewer reads every stage's
+last run in the transaction that begins it and sends it along), and its jsonl log and
+ledger row. It answers with a :class:`~reverie.bus.replies.StageOutcome`."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -14,6 +17,10 @@ import anyio
 import anyio.to_thread
 
 from reverie.actors.context import Services
+from reverie.bus.actor import Actor
+from reverie.bus.messages import Envelope, StageDue
+from reverie.bus.replies import Pending, StageOutcome
+from reverie.clock import iso
 from reverie.stores import ledger, review_state
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -21,34 +28,52 @@ from reverie.telemetry.tracing import trace_id_hex
 _log = get_logger("reverie.review")
 
 
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """A stage's deferred write: run in the pass's closing transaction, its records
-    appended to ``logs/wiki/<log>.jsonl`` after that commit, and ``landed`` (projections,
-    events) run on a read connection once it committed."""
-
-    stage: Stage
-    body: Callable[[sqlite3.Connection], None]
-    log: str
-    records: list[dict[str, Any]]
-    landed: Callable[[sqlite3.Connection], None] | None = None
-
-
-class Stage:
-    """One review stage of one namespace, run by the reviewer in its order."""
+class Stage(Actor):
+    """One review stage of one namespace: a bus actor the reviewer asks in its order."""
 
     name: ClassVar[str] = "stage"
     section: ClassVar[str]
     """The config section holding the stage's switch, ``interval_h`` and ``timeout_s``."""
     switch: ClassVar[str] = "enabled"
+    data_bound: ClassVar[bool] = False
+    """Its outcome depends only on what is stored (see :class:`StageOutcome`)."""
 
     def __init__(self, namespace: str, services: Services) -> None:
-        self.namespace = namespace
+        super().__init__(namespace)
         self.s = services
         self._stamp: tuple[str | None] | None = None  # (last run,) once known
         self.pending: list[Pending] | None = None
         """Where deferred writes go when a review pass collects them (see :meth:`commit`)."""
-        self._read: tuple[Any, BaseException | None] | None = None  # what look() read
+
+    async def on_receive(self, envelope: Envelope) -> StageOutcome:
+        """Its turn in a pass: run if due, else say when it is next due."""
+        message = envelope.message
+        assert isinstance(message, StageDue)
+        if message.known:
+            self.know(message.last_run)
+        self.pending = [] if message.in_pass else None
+        try:
+            if await self.due():
+                report = {"stage": self.name, **(await self.run())}
+                report.setdefault("status", "ran")
+            else:
+                next_due = await self.next_due()
+                report = {
+                    "stage": self.name,
+                    "status": "not_due",
+                    "next_due": iso(next_due) if next_due else None,
+                }
+            return StageOutcome(
+                stage=self.name,
+                report=report,
+                pending=tuple(self.pending or ()),
+                stamped=lambda: self.last_run,
+                interval_h=float(self.cfg.interval_h),
+                data_bound=self.data_bound,
+                retry_next_round=bool(report.get("retry_next_round")),
+            )
+        finally:
+            self.pending = None
 
     def know(self, last_run: str | None) -> None:
         """The stage's last run as the reviewer read it when the pass began (one read for
@@ -103,28 +128,12 @@ class Stage:
         raise NotImplementedError
 
     def look(self, conn: sqlite3.Connection) -> Any:
-        """What the stage reads before it acts, in one read transaction. A review pass
-        reads every due stage's look in one snapshot when it begins (:meth:`prefetch`):
-        the stages before never write until the pass's closing transaction."""
+        """What the stage reads before it acts, in one read transaction."""
         raise NotImplementedError
 
-    def prefetch(self, conn: sqlite3.Connection) -> None:
-        """Run :meth:`look` inside the pass's read; an error is kept for :meth:`looked`
-        to raise, so one stage's broken read fails that stage alone."""
-        try:
-            self._read = (self.look(conn), None)
-        except Exception as exc:
-            self._read = (None, exc)
-
     async def looked(self) -> Any:
-        """What :meth:`look` read: prefetched by the pass, else read now (once either way)."""
-        read, self._read = self._read, None
-        if read is None:
-            return await self.s.db.read(self.look)
-        value, error = read
-        if error is not None:
-            raise error
-        return value
+        """What :meth:`look` reads, read now."""
+        return await self.s.db.read(self.look)
 
     def due_now(self) -> bool:
         """The due-check from the last run the pass read (no read of its own)."""
@@ -186,7 +195,7 @@ class Stage:
         ``landed``: what follows the commit on a read connection (a projection written
         from the state the commit left), whether the write was deferred or not."""
         if defer and then is None and self.pending is not None:
-            self.pending.append(Pending(self, body, log, records, landed))
+            self.pending.append(Pending(self.name, body, log, records, self.log, landed))
             return
         await self.s.db.write(body, then=then)
         with anyio.CancelScope(shield=True):  # committed: its log line follows it

@@ -16,6 +16,7 @@ from reverie.actors.write_base import (
     result,
 )
 from reverie.bus.messages import ToolCall
+from reverie.commands import TopicCommand
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import (
     near_duplicate,
@@ -34,7 +35,6 @@ from reverie.rules.supersede import (
 from reverie.stores import generated, summaries, topics
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
-from reverie.tools import TopicCommand
 
 RELATED_FACTS = 10  # a topic's newest facts, checked for the value a correction changes
 

@@ -21,7 +21,6 @@ from reverie.actors.topic_writes import TopicWrites
 from reverie.actors.write_base import Decision, Outcome, Projection, error_result
 from reverie.bus.messages import (
     CallLookup,
-    Curate,
     Envelope,
     PinSkill,
     Restore,
@@ -30,12 +29,13 @@ from reverie.bus.messages import (
     TurnEnded,
     TurnRecord,
 )
+from reverie.commands import MemoryCommand, TopicCommand
 from reverie.errors import StoreBusy, StoreError, ToolInputError, quoted
 from reverie.rules.consolidation import rewrite, rewrite_problem
 from reverie.rules.secrets import redact
 from reverie.stores import calls, entries, episodes, generated, review_state, topics
 from reverie.stores.records import Episode, Fact
-from reverie.tools import MemoryCommand, TopicCommand
+from reverie.stores.review_state import promoted_key
 
 
 class Writer(MemoryWrites, TopicWrites, SkillWrites):
@@ -43,7 +43,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
     episode recording and restore."""
 
     name = "writer"
-    handles = (ToolCall, TurnRecord, Restore, SkillUsed, PinSkill, Curate, CallLookup)
+    handles = (ToolCall, TurnRecord, Restore, SkillUsed, PinSkill, CallLookup)
 
     @property
     def enabled(self) -> bool:
@@ -64,7 +64,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
                 outcome = await self._tool(message)
             elif isinstance(message, Restore):
                 outcome = await self._restore(message)
-            elif isinstance(message, SkillUsed | PinSkill | Curate):
+            elif isinstance(message, SkillUsed | PinSkill):
                 outcome = await self._skill_admin(message)
             else:
                 raise TypeError(f"writer cannot handle {type(message).__name__}")
@@ -234,11 +234,6 @@ async def _redacted(text: str) -> str:
     if len(text) <= BIG_TURN:
         return redact(text)
     return await anyio.to_thread.run_sync(redact, text)
-
-
-def promoted_key(chain_id: str) -> str:
-    """The review-state key naming the MEMORY.md entry a chain was promoted into."""
-    return f"promoted:{chain_id}"
 
 
 __all__ = ["Decision", "Writer", "error_result", "promoted_key"]

@@ -41,12 +41,24 @@ class ActorDisabled(ReverieError):
     """The actor's kill switch is off."""
 
 
+class OverBudget(TimeoutError):
+    """The actor overran its time budget on one message (it was cancelled)."""
+
+
 @dataclass
 class _Mailbox:
     send: MemoryObjectSendStream[Envelope]
     receive: MemoryObjectReceiveStream[Envelope]
     pending: int = 0
     asks: list[Reply] = field(default_factory=list)
+
+
+async def _within_budget(kind: str, actor: Actor, envelope: Envelope) -> Any:
+    """``on_receive`` inside the actor's time budget; overrunning it is :class:`OverBudget`."""
+    with anyio.CancelScope(deadline=anyio.current_time() + actor.budget_s) as scope:
+        return await actor.on_receive(envelope)
+    assert scope.cancelled_caught
+    raise OverBudget(f"{kind} gave no answer within its {actor.budget_s:g} s budget; cancelled")
 
 
 class Bus:
@@ -131,15 +143,27 @@ class Bus:
             box.asks.append(envelope.reply)
         try:
             await box.send.send(envelope)
-        except BaseException:
+        except BaseException:  # cancelled before it was sent: it never counts
             box.pending -= 1
+            if box.pending == 0:  # its actor may already wait for it: end that mailbox
+                self._retire(key, box)
             raise
+
+    def _retire(self, key: tuple[str, str], box: _Mailbox) -> None:
+        """No message is on its way to ``box``: a new message gets a new mailbox, and the
+        actor waiting on this one sees its end and stops."""
+        if self._mailboxes.get(key) is box:
+            del self._mailboxes[key]
+        box.send.close()
 
     async def _run(self, kind: str, key: tuple[str, str], actor: Actor, box: _Mailbox) -> None:
         try:
             await actor.on_start()
             while box.pending:
-                envelope = await box.receive.receive()
+                try:
+                    envelope = await box.receive.receive()
+                except anyio.EndOfStream:  # retired: the last message was never sent
+                    break
                 try:
                     await self._handle(kind, actor, envelope)
                 finally:
@@ -149,7 +173,8 @@ class Bus:
                     if envelope.reply is not None and envelope.reply.done:
                         box.asks.remove(envelope.reply)
         finally:
-            del self._mailboxes[key]
+            if self._mailboxes.get(key) is box:
+                del self._mailboxes[key]
             box.send.close()
             box.receive.close()
             for reply in box.asks:
@@ -180,8 +205,7 @@ class Bus:
                     span.set_attribute("reverie.withdrawn", True)  # its asker gave up
                     return
                 try:
-                    with anyio.fail_after(actor.budget_s):
-                        result = await actor.on_receive(envelope)
+                    result = await _within_budget(kind, actor, envelope)
                 except Exception as exc:
                     self.failures += 1
                     error = bounded(repr(exc))
@@ -208,6 +232,10 @@ class Bus:
                         envelope.reply.set(result)
         finally:
             otel_context.detach(token)
+
+    def subscriptions(self) -> list[tuple[str, str]]:
+        """Who receives what: (message type, actor) pairs, in subscription order."""
+        return [(t.__name__, kind) for t, routes in self._routes.items() for kind, _ in routes]
 
     async def wait_idle(self) -> None:
         """Until no actor has pending work (messages sent meanwhile are waited for too)."""

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 from opentelemetry import context as otel_context
 
-from reverie.tools import Command
+from reverie.commands import Command
 
 _ids = itertools.count(1)
 
@@ -46,6 +46,59 @@ class SessionEnded(Message):
 @dataclass(frozen=True, slots=True)
 class ReviewDue(Message):
     force: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StageDue(Message):
+    """The reviewer asks one review stage to run if it is due (an ask; the reply is a
+    :class:`~reverie.bus.replies.StageOutcome`). ``last_run`` is the stage's last run as
+    the pass read it when it began (``known``); a stage not told reads it itself.
+    ``in_pass``: writes that nothing later in the pass reads come back in the outcome, for
+    the pass's closing transaction."""
+
+    last_run: str | None = None
+    known: bool = False
+    in_pass: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LintDue(StageDue):
+    """L5, the linter's turn in a pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class DistillDue(StageDue):
+    """L4, the distiller's turn in a pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromoteDue(StageDue):
+    """L6, the promoter's turn in a pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class CurateDue(StageDue):
+    """L7, the curator's dry run in a pass."""
+
+
+REVIEW_ORDER: tuple[tuple[str, type[StageDue]], ...] = (
+    ("linter", LintDue),
+    ("distiller", DistillDue),
+    ("promoter", PromoteDue),
+    ("curator", CurateDue),
+)
+"""The seed's order of a pass (L5 → L4 → L6 → L7): each stage by its actor's name."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromotedFactChanged(Message):
+    """The writer superseded (or restored) a fact whose chain was promoted into MEMORY.md:
+    the promoter refreshes that rule. Sent after the write's commit, from its outcome."""
+
+    chain_id: str
+    old_id: str
+    new_id: str
+    restored: bool = False
 
 
 @dataclass(frozen=True, slots=True)

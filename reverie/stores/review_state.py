@@ -85,3 +85,8 @@ def quiet(conn: sqlite3.Connection, now: str, namespace: str | None = None) -> s
         sql += " AND r.namespace = ?"
         params += (namespace,)
     return {row[0] for row in conn.execute(sql, params)}
+
+
+def promoted_key(chain_id: str) -> str:
+    """The key naming the MEMORY.md entry a chain was promoted into."""
+    return f"promoted:{chain_id}"

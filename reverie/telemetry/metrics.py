@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from opentelemetry import metrics
 
-import reverie
+from reverie.version import __version__
 
 
 def token_usage(provider: metrics.MeterProvider | None) -> metrics.Histogram:
-    meter = metrics.get_meter("reverie", reverie.__version__, meter_provider=provider)
+    meter = metrics.get_meter("reverie", __version__, meter_provider=provider)
     return meter.create_histogram(
         "gen_ai.client.token.usage",
         unit="{token}",
@@ -21,7 +21,7 @@ def token_usage(provider: metrics.MeterProvider | None) -> metrics.Histogram:
 
 
 def model_calls(provider: metrics.MeterProvider | None) -> metrics.Counter:
-    meter = metrics.get_meter("reverie", reverie.__version__, meter_provider=provider)
+    meter = metrics.get_meter("reverie", __version__, meter_provider=provider)
     return meter.create_counter(
         "reverie.model.calls",
         unit="{call}",

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from opentelemetry import trace
 
-import reverie
+from reverie.version import __version__
 
 NAME_CHARS = 64  # a tool or action name on a span, at most
 
@@ -29,7 +29,7 @@ TOOL_OPERATION = {
 def tracer(provider: trace.TracerProvider | None) -> trace.Tracer:
     """The reverie tracer from the given provider, or from the global one."""
     source = provider if provider is not None else trace.get_tracer_provider()
-    return source.get_tracer("reverie", reverie.__version__)
+    return source.get_tracer("reverie", __version__)
 
 
 KNOWN_TOOLS: Final = {

@@ -1,0 +1,90 @@
+"""The extraction step (L2) as functions over one write transaction: the extractor actor
+runs it after each turn and at a session's end, and the flusher runs :func:`catch_up`
+before it reads, so a turn whose message was still queued (or lost to a crash) is never
+skipped. Shared code, not an actor: actors do not import each other."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+
+from reverie.actors.context import Services
+from reverie.rules.extraction import Candidate, candidates, resolve
+from reverie.rules.similarity import near_duplicate, values, word_set
+from reverie.stores import entries, extracts, generated
+from reverie.stores.db import fetchone
+from reverie.tools import MEMORY_TARGETS
+
+CATCH_UP_LIMIT = 500
+ANTECEDENTS = 8  # earlier statements of the session a fragment may refer to
+
+
+def extract(conn: sqlite3.Connection, services: Services, namespace: str, episode_id: int) -> int:
+    """Extract one episode's candidates, once (inside the caller's write transaction)."""
+    row = fetchone(
+        conn,
+        "SELECT session_id, user_text, assistant_text FROM episodes"
+        " WHERE id = ? AND namespace = ? AND weight IS NULL",
+        (episode_id, namespace),
+    )
+    if row is None:  # unknown, or extracted already
+        return 0
+    min_chars = services.config.extractor.min_chars
+    own = generated.norms(conn, namespace)
+    known = [e.content for t in MEMORY_TARGETS for e in entries.live(conn, namespace, t)]
+    earlier = extracts.recent_texts(conn, namespace, row[0], ANTECEDENTS)
+    found: list[tuple[str, Candidate]] = []
+    for speaker, text in (("user", row[1]), ("assistant", row[2])):
+        for raw in candidates(text or "", min_chars, speaker):
+            candidate = _resolved(raw, earlier + [c.text for _, c in found])
+            if (
+                candidate is None
+                or generated.is_generated(candidate.text, own)
+                or any(near_duplicate(candidate.text, k, 0.8) for k in known)
+            ):
+                continue
+            if any(_echoes(candidate.text, prior.text) for _, prior in found):
+                continue  # the assistant repeating what the user just said
+            found.append((speaker, candidate))
+    return extracts.record(conn, namespace, row[0], episode_id, found, services.now())
+
+
+def _resolved(candidate: Candidate, earlier: list[str]) -> Candidate | None:
+    """A fragment restated with its antecedent's subject, or None (it stays in the log)."""
+    if not candidate.anchor:
+        return candidate
+    text = resolve(candidate.text, earlier)
+    if text is None:
+        return None
+    return replace(candidate, text=text, anchor=False)
+
+
+def _echoes(text: str, earlier: str) -> bool:
+    """Whether a sentence only repeats (a part of) an earlier one of the same turn."""
+    words = word_set(text)
+    return bool(words) and words <= word_set(earlier) and values(text) <= values(earlier)
+
+
+def catch_up(conn: sqlite3.Connection, services: Services, namespace: str) -> int:
+    """Extract every episode not extracted yet: a turn whose TurnEnded was still queued, or
+    lost to a crash after its episode was committed, is extracted before a flush reads."""
+    pending = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM episodes WHERE namespace = ? AND weight IS NULL ORDER BY id LIMIT ?",
+            (namespace, CATCH_UP_LIMIT),
+        )
+    ]
+    return sum(extract(conn, services, namespace, episode_id) for episode_id in pending)
+
+
+def unextracted(conn: sqlite3.Connection, namespace: str) -> bool:
+    """Whether an episode of the namespace waits for extraction (one indexed read)."""
+    return (
+        fetchone(
+            conn,
+            "SELECT 1 FROM episodes WHERE namespace = ? AND weight IS NULL LIMIT 1",
+            (namespace,),
+        )
+        is not None
+    )

@@ -1,0 +1,32 @@
+"""The typed requests a validated tool call becomes (see :mod:`reverie.tools`), as they
+travel to the writer on the bus: plain data, below the tools, the bus and the actors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCommand:
+    action: str
+    target: str
+    content: str | None
+    old_text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicCommand:
+    action: str
+    topic: str | None
+    content: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SkillCommand:
+    action: str
+    name: str
+    content: str
+    old_text: str | None
+
+
+Command = MemoryCommand | TopicCommand | SkillCommand
