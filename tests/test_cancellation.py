@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 import reverie
-from tests.conftest import db_counts
+from tests.conftest import db_counts, rows
 
 
 async def test_a_runtime_opens_once(tmp_path: Path) -> None:
@@ -81,8 +81,7 @@ async def test_runtime_can_close_from_another_task(tmp_path: Path) -> None:
 
 def landed_contents(home: Path) -> set[str]:
     """What the database holds, read with plain sqlite3 (not through reverie)."""
-    with sqlite3.connect(home / "reverie.db") as conn:
-        return {row[0] for row in conn.execute("SELECT content FROM facts")}
+    return {row[0] for row in rows(home, "SELECT content FROM facts")}
 
 
 def content(i: int) -> str:
