@@ -1,9 +1,22 @@
-"""Shared helpers for the benchmarks: timing and a text corpus that does not repeat."""
+"""Shared helpers for the benchmarks: where the shared data is, timing and a text corpus that
+does not repeat."""
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def data_dir() -> Path:
+    """The shared benchmark data (LoCoMo ``locomo10.json``, ``beam-100k/``), read in place,
+    never copied: ``$REVERIE_DATA`` when set, else ``<repo>/../shared/data``. The one place
+    that says where it is: the benches call this, the tests' ``shared_data`` fixture too."""
+    override = os.environ.get("REVERIE_DATA")
+    return Path(override).expanduser() if override else REPO.parent / "shared" / "data"
 
 WORDS = """alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
 oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu kafka redis

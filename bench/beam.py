@@ -43,8 +43,9 @@ from typing import Any
 import anyio
 
 import reverie
+from bench._common import data_dir
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "beam-100k"
+DATA = data_dir() / "beam-100k"
 KS = (5, 10)
 HELD_CATEGORIES = ("information_extraction", "knowledge_update", "temporal_reasoning")
 AIMS = {

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, closing
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +109,7 @@ async def _create(home: Path) -> None:
 
 
 def _ledger_seqs(path: Path) -> dict[str, int]:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         rows = conn.execute("SELECT entry_id, min(seq) FROM ledger GROUP BY entry_id").fetchall()
     return {entry_id: seq for entry_id, seq in rows if entry_id}
 

@@ -18,12 +18,13 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from bench._common import data_dir
 from reverie.rules.directives import aimed_at_agent
 from reverie.rules.extraction import sentences
 from reverie.rules.injection import instruction_kind, turn_framing
 from tests.data import injection_heldout, injection_heldout2, injection_tuning
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = data_dir()
 MARKER = " ->-> "
 
 

@@ -25,9 +25,10 @@ from typing import Any
 import anyio
 
 import reverie
+from bench._common import data_dir
 from reverie.stores.search import match_expression
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
+DATA = data_dir() / "locomo10.json"
 KS = (5, 10, 25)
 PAPER = {"BM25": (0.536, 0.589, 0.655), "DRAGON": (0.562, 0.613, 0.675)}
 

@@ -51,6 +51,7 @@ async def main(size: int, queries: int) -> None:
                 (expression,),
             ).fetchall()
             raw.append(time.perf_counter() - start)
+    raw_db.close()
     print(f"facts: {size}, queries: {queries}")
     print(f"bare FTS5 (sync sqlite3): {describe(raw)}")
     print(f"reverie ns.search:        {describe(ours)}")

@@ -27,10 +27,11 @@ from typing import Any
 import anyio
 
 import reverie
+from bench._common import data_dir
 from reverie.rules.secrets import findings, redact, secret_kind
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = data_dir()
 LABELLED = ROOT / "tests" / "data" / "secrets_labelled.jsonl"
 CAUGHT_AIM, FP_AIM = 0.95, 0.01
 

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import sqlite3
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,7 @@ def repair(home: Path, config: Config, now: str) -> Repaired:
     path = home / DATABASE_FILE
     if found.database == "reduced":
         copy = _free(home / f"{DATABASE_FILE}.before-repair-{stamp}")
-        with sqlite3.connect(path) as source, sqlite3.connect(copy) as target:
+        with closing(sqlite3.connect(path)) as source, closing(sqlite3.connect(copy)) as target:
             source.backup(target)
         done.kept.append(copy.name)
     else:

@@ -81,7 +81,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, body: dict[str, Any], payload: dict[str, Any], stage: str, mode: str) -> None:
         status = 200
         if mode == SLOW:
-            time.sleep(self.server.slow_s)
+            time.sleep(self.server.slow_s)  # a slow model server is what SLOW tests
         if mode == HOLD:
             self.server.held.set()
             self.server.release.wait(30)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import reverie
+from bench._common import data_dir
 from reverie import Config, ManualClock
-
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
-
 
 BACKENDS = ("asyncio", "trio")
 """The anyio backends the core contract runs under (``both_backends`` below)."""
@@ -75,10 +74,57 @@ def review_stage(report: dict[str, Any], stage: str, namespace: int = 0) -> dict
     return found  # type: ignore[no-any-return]
 
 
+@pytest.fixture
+def shared_data() -> Path:
+    """The shared benchmark data directory (``bench._common.data_dir``: ``$REVERIE_DATA``,
+    else ``<repo>/../shared/data``); the test is skipped when it is absent."""
+    path = data_dir()
+    if not path.is_dir():
+        pytest.skip(f"shared benchmark data absent: {path} (set REVERIE_DATA to its directory)")
+    return path
+
+
+# ---- the database, read and written with plain sqlite3 (not through reverie) -------------
+# Every connection is closed on the way out: ``with sqlite3.connect(...)`` only commits, and
+# Python 3.13 reports the unclosed connection (a ResourceWarning, an error under pytest's
+# ``filterwarnings = error``).
+
+
+def database(home: Path) -> Path:
+    """A home's database file (a path ending in ``.db`` is taken as the file itself)."""
+    return home if home.suffix == ".db" else home / "reverie.db"
+
+
+@contextmanager
+def read_db(home: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to a home's database, closed on exit."""
+    with closing(sqlite3.connect(f"file:{database(home)}?mode=ro", uri=True)) as conn:
+        yield conn
+
+
+@contextmanager
+def write_db(home: Path) -> Iterator[sqlite3.Connection]:
+    """A connection that commits on success (rolls back on an error), closed on exit: rows
+    another writer, an old home or a damaged one could have left."""
+    with closing(sqlite3.connect(database(home))) as conn, conn:
+        yield conn
+
+
+def rows(home: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Every row of a read-only query."""
+    with read_db(home) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def scalar(home: Path, sql: str, *params: Any) -> Any:
+    """The first column of the first row of a read-only query."""
+    with read_db(home) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
 def db_counts(home: Path) -> dict[str, int]:
     """Row counts of every table that a write could touch, read with plain sqlite3."""
-    conn = sqlite3.connect(home / "reverie.db")
-    try:
+    with read_db(home) as conn:
         counts = {
             table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
             for table in (
@@ -95,8 +141,6 @@ def db_counts(home: Path) -> dict[str, int]:
         for name, sql in _DERIVED_COUNTS.items():
             counts[name] = conn.execute(sql).fetchone()[0]
         return counts
-    finally:
-        conn.close()
 
 
 _DERIVED_COUNTS = {
@@ -119,3 +163,4 @@ def tree(home: Path) -> dict[str, bytes]:
 def ok(result: dict[str, Any], decision: str) -> dict[str, Any]:
     assert result["decision"] == decision, result
     return result
+

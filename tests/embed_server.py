@@ -58,7 +58,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.seen.append((self.path, mode, len(texts)))
         status, text = 200, _answer(texts, body.get("model", ""), DIM)
         if mode == SLOW:
-            time.sleep(self.server.slow_s)
+            time.sleep(self.server.slow_s)  # a slow embedding server is what SLOW tests
         elif mode == FAIL:
             status, text = 500, '{"error": "scripted failure"}'
         elif mode == MALFORMED:

@@ -4,7 +4,6 @@ not to the database, not to the ledger, not to a file."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from reverie.errors import MESSAGE_CHARS, QUOTE_CHARS
 from reverie.stores import topics
 from reverie.stores.records import Fact
 from reverie.telemetry.tracing import NAME_CHARS
-from tests.conftest import both_backends, db_counts, ok, tree
+from tests.conftest import both_backends, db_counts, ok, tree, write_db
 
 pytestmark = both_backends
 
@@ -280,7 +279,7 @@ async def test_a_topic_of_1500_facts_reads_small(tmp_path: Path) -> None:
             first = ok(await s.call_tool("topic", save_item(0)), "ADD")
     # the other 1,499 through the store's own insert, in one transaction (saving each
     # through the tool is the same code, 1,500 fsyncs slower)
-    with sqlite3.connect(tmp_path / "reverie.db") as conn:
+    with write_db(tmp_path) as conn:
         for i in range(1, 1_500):
             fact_id = f"fct-{i:06d}"
             when = f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}+00:00"

@@ -108,7 +108,7 @@ async def test_mailbox_is_bounded_and_applies_back_pressure(spans: Any) -> None:
                 sent += 1
 
         tg.start_soon(producer)
-        await anyio.sleep(0.05)
+        await anyio.wait_all_tasks_blocked()  # the actor on its gate, the producer on a send
         # one message in the actor's hands, two in the mailbox; the producer waits
         assert sent == 3
         assert bus.statistics() == {"recorder:a": 4}
@@ -162,7 +162,7 @@ async def test_close_refuses_new_messages_and_fails_pending_asks(spans: Any) -> 
                     outcome.append(exc)
 
             host.start_soon(asker)
-            await anyio.sleep(0.01)
+            await anyio.wait_all_tasks_blocked()  # the ask is in the actor's hands, on the gate
             await bus.close()  # the drain gives up after 1 s: the actor is stuck on the gate
             with pytest.raises(ClosedError):
                 await bus.tell(Ping("a", 2))

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 import reverie
-from tests.conftest import both_backends, db_counts
+from tests.conftest import both_backends, db_counts, rows
 
 pytestmark = both_backends
 
@@ -68,8 +68,7 @@ async def test_host_cancellation_during_a_write_storm_leaves_whole_writes(tmp_pa
 
 def landed_contents(home: Path) -> set[str]:
     """What the database holds, read with plain sqlite3 (not through reverie)."""
-    with sqlite3.connect(home / "reverie.db") as conn:
-        return {row[0] for row in conn.execute("SELECT content FROM facts")}
+    return {row[0] for row in rows(home, "SELECT content FROM facts")}
 
 
 def content(i: int) -> str:

@@ -3,7 +3,6 @@ every chain has exactly one live fact, chains are acyclic, and nothing is ever d
 
 from __future__ import annotations
 
-import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reverie
+from tests.conftest import read_db
 
 SUBJECTS = ["The deploy timeout", "The api host", "Max upload size", "The team lead"]
 VALUES = ["30s", "45s", "api1.internal", "api2.internal", "25 MB", "100 MB", "Maria", "Jonas"]
@@ -48,7 +48,7 @@ def test_chain_invariants(plan: list[tuple[str, str, str] | int]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         results = anyio.run(run, home, plan)
-        with sqlite3.connect(home / "reverie.db") as conn:
+        with read_db(home) as conn:
             rows = conn.execute(
                 "SELECT id, chain_id, depth, supersedes, superseded_by, invalid_at, topic"
                 " FROM facts"

@@ -5,7 +5,6 @@ similarity helpers, and the packaged WordLlama model when the ``embed`` extra is
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import reverie
 from reverie.embedding import OpenAIEmbedder, cosine, nearest
 from reverie.embedding.openai_compat import embeddings_url
 from reverie.model.seam import Deferred
-from tests.conftest import ok
+from tests.conftest import ok, rows, scalar
 from tests.embed_server import DIM, FAIL, GOOD, MALFORMED, SLOW, WRONG_DIM, EmbedServer
 from tests.local_http import base_url, serving
 
@@ -86,10 +85,7 @@ async def test_empty_input_makes_no_call(server: EmbedServer) -> None:
 
 
 def vector_rows(home: Path) -> list[tuple[int, str, str, int]]:
-    with sqlite3.connect(home / "reverie.db") as conn:
-        return conn.execute(
-            "SELECT rid, embedder, namespace, dim FROM vectors ORDER BY embedder, rid"
-        ).fetchall()
+    return rows(home, "SELECT rid, embedder, namespace, dim FROM vectors ORDER BY embedder, rid")
 
 
 async def save_facts(rv: reverie.Reverie, *texts: str) -> None:
@@ -112,8 +108,7 @@ async def test_vectors_live_in_sqlite_and_follow_the_embedder(
         assert hits and hits[0].text == "The car has new tires"
     rows = vector_rows(home)
     assert [(e, ns, d) for _, e, ns, d in rows] == [("concepts", "n", DIM)] * 2
-    with sqlite3.connect(home / "reverie.db") as conn:
-        blob = conn.execute("SELECT vector FROM vectors LIMIT 1").fetchone()[0]
+    blob = scalar(home, "SELECT vector FROM vectors LIMIT 1")
     assert len(blob) == 4 * DIM  # float32
     renamed = OpenAIEmbedder(base_url(server), "concepts-v2", retries=0)
     async with renamed, reverie.open(home, embedder=renamed) as rv:

@@ -22,7 +22,7 @@ from reverie import Config, ManualClock, OfflineModel
 from reverie.errors import MESSAGE_CHARS, QUOTE_CHARS, as_reverie_error, bounded, quoted
 from reverie.model.seam import Answer, Prompt, Usage
 from reverie.stores import topics
-from tests.conftest import both_backends, ok
+from tests.conftest import both_backends, ok, write_db
 
 pytestmark = both_backends
 
@@ -225,7 +225,7 @@ async def removed(home: Path) -> AsyncIterator[tuple[reverie.Reverie, reverie.Se
 async def damaged_chain(home: Path) -> AsyncIterator[tuple[reverie.Reverie, reverie.Session]]:
     """Rows another writer left inconsistent: a chain with no live value (restore used to
     raise a bare RuntimeError / StopIteration here)."""
-    with sqlite3.connect(home / "reverie.db") as conn:
+    with write_db(home) as conn:
         conn.execute(
             "UPDATE facts SET invalid_at = '2026-01-01T00:00:00+00:00', superseded_by = 'fct-gone'"
             " WHERE invalid_at IS NULL"
@@ -418,7 +418,7 @@ async def test_a_lost_supersede_race_is_a_store_error(tmp_path: Path) -> None:
     home = tmp_path / "home"
     extra = await prepare(home)
     [first] = extra["restore"][0]
-    with sqlite3.connect(home / "reverie.db") as conn, pytest.raises(reverie.StoreError):
+    with write_db(home) as conn, pytest.raises(reverie.StoreError):
         topics.invalidate(conn, first, "fct-other", "2026-01-02T00:00:00+00:00")
 
 

@@ -17,14 +17,9 @@ import reverie
 from reverie import Config, ManualClock
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
-from tests.conftest import both_backends
+from tests.conftest import both_backends, rows, write_db
 
 pytestmark = both_backends
-
-
-def rows(home: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(home / "reverie.db") as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 async def test_turns_are_extracted_with_tags_weights_and_the_filters(
@@ -297,7 +292,7 @@ async def test_a_write_that_fails_for_a_passing_reason_waits_for_the_next_flush(
     """F5a: a writer answer of ERROR from a store failure (the database refused the
     transaction) is not counted as refused, the candidate is kept behind the watermark,
     and the next flush stores it."""
-    with sqlite3.connect(rv.home / "reverie.db") as conn:  # the database refuses fact rows
+    with write_db(rv.home) as conn:  # the database refuses fact rows
         conn.execute(
             "CREATE TRIGGER refuse_facts BEFORE INSERT ON facts"
             " BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END"
@@ -310,7 +305,7 @@ async def test_a_write_that_fails_for_a_passing_reason_waits_for_the_next_flush(
         assert await ns.facts("deploy") == []
         [first] = [r for r in await ns.ledger() if r.action == "flush"]
         assert first.detail["refused"] == 0 and first.detail["left_for_next"] == 1
-        with sqlite3.connect(rv.home / "reverie.db") as conn:
+        with write_db(rv.home) as conn:
             conn.execute("DROP TRIGGER refuse_facts")
         await s.idle()
         await rv.wait_idle()

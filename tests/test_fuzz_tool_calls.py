@@ -4,7 +4,6 @@ JSON-able result and a known decision, never raises, and an ERROR writes nothing
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reverie
+from tests.conftest import read_db
 
 DECISIONS = {
     "ADD",
@@ -74,7 +74,7 @@ calls = st.lists(
 
 
 def counts(home: Path) -> dict[str, int]:
-    with sqlite3.connect(home / "reverie.db") as conn:
+    with read_db(home) as conn:
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
 
 

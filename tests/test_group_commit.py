@@ -155,9 +155,11 @@ async def test_a_cancelled_waiting_job_never_runs(tmp_path: Path, kind: str) -> 
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(blocker)
-        await anyio.sleep(0.01)
-        with anyio.move_on_after(0.05):
-            await run(lambda c: ran.append("cancelled"))
+        await anyio.wait_all_tasks_blocked()  # the blocker holds the connection
+        async with anyio.create_task_group() as waiting:
+            waiting.start_soon(run, lambda c: ran.append("cancelled"))
+            await anyio.wait_all_tasks_blocked()  # the job waits for its turn
+            waiting.cancel_scope.cancel()
         release.set()
     await run(lambda c: ran.append("later"))
     await db.close()

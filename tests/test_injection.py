@@ -5,7 +5,6 @@ instructs the agent never becomes a MEMORY/USER/SOUL entry and is flagged in the
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from reverie.rules.injection import (
     turn_framing,
 )
 from reverie.snapshot import SECTIONS
-from tests.conftest import db_counts, ok, tree
+from tests.conftest import db_counts, ok, tree, write_db
 from tests.data import injection_heldout, injection_heldout2, injection_tuning
 
 CLOSE = "</reverie-snapshot>"
@@ -99,7 +98,7 @@ async def test_d3_a_write_that_forges_the_framing_is_refused_and_writes_nothing(
 
 def _tamper(home: Path, sql: str, *params: object) -> None:
     """Write a row the way an old home (before the checks) or another path could have."""
-    with sqlite3.connect(home / "reverie.db") as conn:
+    with write_db(home) as conn:
         assert conn.execute(sql, params).rowcount == 1
 
 

@@ -1,4 +1,4 @@
-"""LoCoMo (read in place from ../shared/data, skipped when absent): one conversation's
+"""LoCoMo (read in place from the shared data, skipped when absent): one conversation's
 observations through the topic tool keep plain BM25's evidence recall, and saving them
 again changes nothing."""
 
@@ -11,13 +11,20 @@ import pytest
 
 import reverie
 from bench.locomo import bm25_baseline, evaluate, ingest
-from tests.conftest import LOCOMO
-
-pytestmark = pytest.mark.skipif(not LOCOMO.exists(), reason=f"{LOCOMO} is absent")
 
 
-async def test_one_conversation_keeps_bm25_recall_and_reingests_as_noop(tmp_path: Path) -> None:
-    data = json.loads(LOCOMO.read_text())[:1]
+@pytest.fixture
+def locomo(shared_data: Path) -> Path:
+    path = shared_data / "locomo10.json"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    return path
+
+
+async def test_one_conversation_keeps_bm25_recall_and_reingests_as_noop(
+    tmp_path: Path, locomo: Path
+) -> None:
+    data = json.loads(locomo.read_text())[:1]
     baseline = bm25_baseline(data, tmp_path / "bm25.db")
     async with reverie.open(tmp_path / "home") as rv:
         sources, first = await ingest(rv, data)

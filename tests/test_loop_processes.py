@@ -5,13 +5,12 @@ home run one review pass, not two."""
 from __future__ import annotations
 
 import signal
-import sqlite3
-import time
 from pathlib import Path
 
 import pytest
 
 import reverie
+from tests.conftest import scalar
 from tests.test_multiprocess import spawn
 from tests.workers import TURNS
 
@@ -19,8 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def count(home: Path, sql: str) -> int:
-    with sqlite3.connect(home / "reverie.db") as conn:
-        return int(conn.execute(sql).fetchone()[0])
+    return int(scalar(home, sql))
 
 
 async def test_a_flush_killed_before_its_watermark_loses_and_duplicates_nothing(
@@ -57,7 +55,10 @@ async def test_a_flush_killed_before_its_watermark_loses_and_duplicates_nothing(
 def test_two_processes_idling_at_once_run_one_review_pass(tmp_path: Path) -> None:
     home, go = tmp_path / "h", tmp_path / "go"
     workers = [spawn("idle_together", str(home), str(i), str(go)) for i in (1, 2)]
-    time.sleep(1.5)  # both open, both recorded a turn, both waiting
+    for worker in workers:  # both open, both recorded a turn, both waiting
+        assert worker.stdout is not None
+        line = worker.stdout.readline()
+        assert line == "READY\n", worker.stderr.read() if worker.stderr else line
     go.touch()
     for worker in workers:
         out, err = worker.communicate(timeout=120)

@@ -64,7 +64,7 @@ class Handler(BaseHTTPRequestHandler):
         self.server.headers_seen.append(dict(self.headers))
         kind, value = self.server.script.pop(0) if self.server.script else ("json", GOOD)
         status, payload = 200, ""
-        if kind == "sleep":
+        if kind == "sleep":  # a slow server is the scenario (the client's timeout and retries)
             time.sleep(value[0])
             kind, value = "json", value[1]
         if kind == "hold":  # a hung server: answers only when the test is over

@@ -6,7 +6,6 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ import pytest
 
 import reverie
 from reverie import Config
-from tests.conftest import db_counts
+from tests.conftest import db_counts, read_db
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -44,7 +43,7 @@ def acks(output: str) -> list[tuple[str, str]]:
 
 
 def present(home: Path, namespace: str) -> tuple[set[str], set[str]]:
-    with sqlite3.connect(home / "reverie.db") as conn:
+    with read_db(home) as conn:
         facts = {
             r[0] for r in conn.execute("SELECT id FROM facts WHERE namespace = ?", (namespace,))
         }
@@ -108,7 +107,7 @@ async def test_sigkill_mid_storm_loses_no_acknowledged_write(tmp_path: Path) -> 
     # projections agree with the database after the crash
     for history in (tmp_path / "storm" / "topics").glob("*/history.jsonl"):
         topic = history.parent.name
-        with sqlite3.connect(tmp_path / "reverie.db") as conn:
+        with read_db(tmp_path) as conn:
             n, dead = conn.execute(
                 "SELECT count(*), count(invalid_at) FROM facts"
                 " WHERE namespace = 'storm' AND topic = ?",
@@ -148,7 +147,7 @@ async def test_writers_of_many_processes_are_served_in_arrival_order(tmp_path: P
             assert decision == "ADD", line
             made.append((float(start), entry_id))
     assert len(made) == procs * sessions * calls
-    with sqlite3.connect(home / "reverie.db") as conn:
+    with read_db(home) as conn:
         seq = dict(conn.execute("SELECT entry_id, min(seq) FROM ledger GROUP BY entry_id"))
     worst = max(overtakes([(start, seq[entry_id]) for start, entry_id in made]))
     assert worst <= 2 * (procs - 1) * sessions
@@ -158,7 +157,7 @@ HOLD_TURN = """import fcntl, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
 fcntl.flock(fd, fcntl.LOCK_EX)
 print("HELD", flush=True)
-time.sleep(600)
+time.sleep(600)  # holds the turn until the test kills it: the hold is the scenario
 """
 
 

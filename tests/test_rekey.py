@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from reverie import ManualClock
 from reverie.rules import supersede
 from reverie.stores import rekey, topics
 from reverie.stores.rekey import HOME, PROGRESS_KEY, VERSION_KEY
-from tests.conftest import ok
+from tests.conftest import ok, write_db
 from tests.test_cli import jcli
 
 OLD = '"0.000000000000"'  # a version no reverie ever had, as review_state stores it (JSON)
@@ -31,13 +30,9 @@ async def save(home: Path, clock: ManualClock, *contents: str, topic: str = "dep
     return decisions[-1]
 
 
-def db(home: Path) -> sqlite3.Connection:
-    return sqlite3.connect(home / "reverie.db")
-
-
 def age(home: Path, version: str = OLD) -> None:
     """What an older reverie would have left: its own keys and its version."""
-    with db(home) as conn:
+    with write_db(home) as conn:
         conn.execute("UPDATE facts SET subject_key = 'deploy timeout old', skeleton_key = NULL")
         conn.execute(
             "UPDATE review_state SET value = ? WHERE namespace = ? AND key = ?",
@@ -46,7 +41,7 @@ def age(home: Path, version: str = OLD) -> None:
 
 
 def subject_keys(home: Path) -> list[str]:
-    with db(home) as conn:
+    with write_db(home) as conn:
         return [r[0] for r in conn.execute("SELECT subject_key FROM facts ORDER BY rowid")]
 
 
@@ -93,12 +88,12 @@ async def test_without_the_rekey_the_subject_index_misses_the_fact(
     assert subject is not None
     async with reverie.open(home, clock=clock) as rv:
         assert await rv.rekeyed() is None
-    with db(home) as conn:
+    with write_db(home) as conn:
         assert topics.topics_of_subjects(conn, "default", [subject]) == {}
     age(home)
     async with reverie.open(home, clock=clock) as rv:
         assert await rv.rekeyed() is not None
-    with db(home) as conn:
+    with write_db(home) as conn:
         assert topics.topics_of_subjects(conn, "default", [subject]) == {subject: "deploy"}
 
 
@@ -113,7 +108,7 @@ async def test_a_home_at_the_current_version_is_not_rekeyed(
         async with reverie.open(home, clock=clock) as rv:
             assert await rv.rekeyed() is None
     assert not [e for e in logs if e["event"] == "rules_rekeyed"]
-    with db(home) as conn:
+    with write_db(home) as conn:
         [(stored,)] = conn.execute(
             "SELECT value FROM review_state WHERE namespace = ? AND key = ?", (HOME, VERSION_KEY)
         ).fetchall()
@@ -128,7 +123,7 @@ async def test_entries_are_rekeyed_and_a_second_run_changes_nothing(
         for target, content in (("user_settings", "timezone: Europe/Oslo"), ("memory", "Use uv")):
             args = {"action": "add", "target": target, "content": content}
             ok(await s.call_tool("memory", args), "ADD")
-    with db(home) as conn:
+    with write_db(home) as conn:
         conn.execute("UPDATE entries SET key = 'tz', norm = upper(norm)")
     age(home)
     async with reverie.open(home, clock=clock) as rv:
@@ -143,7 +138,7 @@ async def test_entries_are_rekeyed_and_a_second_run_changes_nothing(
                 "REPLACED",
             )
     assert record is not None and (record.facts, record.entries, record.checked) == (0, 2, 2)
-    with db(home) as conn:  # a second run over current keys writes nothing
+    with write_db(home) as conn:  # a second run over current keys writes nothing
         assert rekey.step(conn, "next", "2026-01-02T00:00:00Z") is False  # facts pass
         assert rekey.step(conn, "next", "2026-01-02T00:00:00Z") is True
         again = rekey.last(conn)
@@ -157,10 +152,10 @@ async def test_a_rekey_cut_short_resumes_where_its_last_batch_committed(
     home = tmp_path / "home"
     facts = [f"Server {i} listens on port {8000 + i}" for i in range(5)]
     await save(home, clock, *facts, topic="servers")
-    with db(home) as conn:
+    with write_db(home) as conn:
         conn.execute("UPDATE facts SET norm = 'stale', skeleton_key = 'stale'")
     age(home)
-    with db(home) as conn:  # a first process re-keys two batches of two, then is killed
+    with write_db(home) as conn:  # a first process re-keys two batches of two, then is killed
         version = rekey.current_version()
         assert not rekey.step(conn, version, "t", size=2)
         assert not rekey.step(conn, version, "t", size=2)
@@ -171,7 +166,7 @@ async def test_a_rekey_cut_short_resumes_where_its_last_batch_committed(
     async with reverie.open(home, clock=clock) as rv:
         record = await rv.rekeyed()
     assert record is not None and (record.facts, record.entries, record.checked) == (5, 0, 5)
-    with db(home) as conn:
+    with write_db(home) as conn:
         assert "stale" not in {r[0] for r in conn.execute("SELECT norm FROM facts")}
         assert not conn.execute(
             "SELECT 1 FROM review_state WHERE key = ?", (PROGRESS_KEY,)

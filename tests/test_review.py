@@ -119,7 +119,7 @@ async def test_a_stage_over_its_budget_is_cut_and_retried(
     import anyio
 
     async def slow(self: Linter) -> dict[str, Any]:
-        await anyio.sleep(5)
+        await anyio.sleep(5)  # the overrun is the point: a stage far over its 0.05 s budget
         return {}
 
     monkeypatch.setattr(Linter, "budget_s", property(lambda self: 0.05))
@@ -276,7 +276,7 @@ async def test_linter_breaker_ends_a_long_round_and_retries_it(
     real = Linter._scan
 
     def slow(self: Linter, conn: Any, deadline: float) -> Any:
-        time.sleep(0.3)  # a huge namespace: the deadline passes mid-scan
+        time.sleep(0.3)  # the point: a scan slow as a huge namespace's passes the deadline
         return real(self, conn, deadline)
 
     monkeypatch.setattr(Linter, "_scan", slow)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import reverie
-from tests.conftest import both_backends, ok
+from tests.conftest import both_backends, ok, rows, write_db
 
 pytestmark = both_backends
 
@@ -216,7 +216,6 @@ async def test_former_words_reach_an_old_home_when_it_is_opened(tmp_path: Path) 
     """A home whose chains were written before this index row existed gets one row per live
     head when it is opened (the schema migration fills it in), the same row the trigger
     keeps: the newest former text first."""
-    import sqlite3
 
     from reverie.stores.schema import KIND_FORMER, MIGRATIONS
 
@@ -228,19 +227,11 @@ async def test_former_words_reach_an_old_home_when_it_is_opened(tmp_path: Path) 
                 args = {"action": "save", "topic": "deploy", "content": content}
                 ok(await s.call_tool("topic", args), decision)
     former = f"SELECT text FROM search_index WHERE rowid % 4 = {KIND_FORMER}"
-    conn = sqlite3.connect(home / "reverie.db")
-    try:
-        assert conn.execute(former).fetchall() == [(f"{said[1]}\n{said[0]}",)]
-        with conn:  # back to the schema before the row existed
-            conn.execute(f"DELETE FROM search_index WHERE rowid % 4 = {KIND_FORMER}")
-            conn.execute("DELETE FROM schema_version WHERE version = ?", (len(MIGRATIONS),))
-    finally:
-        conn.close()
+    assert rows(home, former) == [(f"{said[1]}\n{said[0]}",)]
+    with write_db(home) as conn:  # back to the schema before the row existed
+        conn.execute(f"DELETE FROM search_index WHERE rowid % 4 = {KIND_FORMER}")
+        conn.execute("DELETE FROM schema_version WHERE version = ?", (len(MIGRATIONS),))
     async with reverie.open(home) as rv:
         hits = await rv.namespace().search("billing deploy", k=3)
         assert [h.text for h in hits if h.kind == "fact"] == [said[2]]
-    conn = sqlite3.connect(home / "reverie.db")
-    try:
-        assert conn.execute(former).fetchall() == [(f"{said[1]}\n{said[0]}",)]
-    finally:
-        conn.close()
+    assert rows(home, former) == [(f"{said[1]}\n{said[0]}",)]

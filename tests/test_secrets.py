@@ -177,17 +177,15 @@ def test_a_refusal_is_bounded_and_never_quotes_the_secret() -> None:
     assert len(quoted) <= 200
 
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATASET_FP_AIM = 0.01  # issue 9: at most 1 % false positives on LoCoMo and BEAM 100K
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="shared benchmark data not present")
-def test_no_more_false_positives_than_the_aim_on_real_conversations() -> None:
+def test_no_more_false_positives_than_the_aim_on_real_conversations(shared_data: Path) -> None:
     """LoCoMo observations and BEAM 100K user messages hold no credentials: every hit is a
     false positive (bench/secrets.py prints the figures)."""
     from bench.secrets import beam_user_messages, locomo_observations
 
-    for texts in (locomo_observations(DATA), beam_user_messages(DATA)):
+    for texts in (locomo_observations(shared_data), beam_user_messages(shared_data)):
         assert texts
         hits = [t for t in texts if secret_kind(t) is not None]
         assert len(hits) / len(texts) <= DATASET_FP_AIM, hits[:3]

@@ -11,7 +11,7 @@ import pytest
 
 import reverie
 from reverie import Config
-from tests.conftest import db_counts, ok, tree
+from tests.conftest import db_counts, ok, scalar, tree, write_db
 
 
 async def test_locked_database_is_an_error_that_writes_nothing(tmp_path: Path) -> None:
@@ -77,15 +77,14 @@ async def test_full_database_is_an_error_that_writes_nothing(tmp_path: Path) -> 
             assert refused == 1
             await db.write(lambda c: c.execute("PRAGMA max_page_count = 1073741823"))
         facts = await rv.namespace().facts("t")
-    with sqlite3.connect(tmp_path / "reverie.db") as check:
-        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert scalar(tmp_path, "PRAGMA integrity_check") == "ok"
     assert len(facts) == db_counts(tmp_path)["facts"] >= before["facts"]
 
 
 async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     async with reverie.open(tmp_path):
         pass
-    with sqlite3.connect(tmp_path / "reverie.db") as conn:
+    with write_db(tmp_path) as conn:
         conn.execute("INSERT INTO schema_version VALUES (99)")
     with pytest.raises(reverie.StoreError, match="schema version 99"):
         async with reverie.open(tmp_path):
@@ -133,6 +132,7 @@ async def test_a_write_past_its_budget_is_still_reported_truthfully(tmp_path: Pa
             other.execute("BEGIN IMMEDIATE")
 
             async def release() -> None:
+                # the lock held past the writer's 0.2 s budget is the scenario, not a wait
                 await anyio.sleep(0.6)
                 other.execute("ROLLBACK")
 

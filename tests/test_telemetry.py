@@ -3,6 +3,9 @@ attributes, and the ledger's trace id pointing at the trace."""
 
 from __future__ import annotations
 
+import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +72,35 @@ async def test_library_logs_are_structlog_events(tmp_path: Path) -> None:
     assert event["decision"] == "ADD" and event["tool"] == "memory"
 
 
-def test_importing_reverie_configures_no_logging() -> None:
-    import logging
+IMPORT_AND_USE = """
+import logging, sys
+import anyio, structlog
+import reverie
 
-    root = logging.getLogger()
-    assert not any(type(h).__module__.startswith("reverie") for h in root.handlers)
-    assert logging.getLogger("reverie").handlers[0].__class__ is logging.NullHandler
+async def main(home):
+    async with reverie.open(home) as rv:
+        async with rv.namespace().session("s") as s:
+            await s.call_tool("memory", {"action": "add", "target": "memory", "content": "x 1"})
+
+anyio.run(main, sys.argv[1])
+root, ours = logging.getLogger(), logging.getLogger("reverie")
+print(len(root.handlers), root.level, [type(h).__name__ for h in ours.handlers], ours.level)
+print(structlog.is_configured(), logging.getLogger("reverie.runtime").handlers)
+"""
+
+
+def test_importing_and_using_reverie_configures_no_logging(tmp_path: Path) -> None:
+    """In a fresh interpreter (pytest's own process has handlers of its own on the root):
+    importing and using the library leaves the root logger and structlog as they were,
+    and gives its ``reverie`` logger one NullHandler."""
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORT_AND_USE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        f"0 {logging.WARNING} ['NullHandler'] {logging.NOTSET}",
+        "False []",
+    ]

@@ -102,6 +102,14 @@ TURNS = (
 )
 
 
+async def wait_for_file(go: str) -> None:
+    """A bounded poll for the go file the parent makes once every worker said READY (one
+    file releases all workers at once, which a pipe per worker would not)."""
+    with anyio.fail_after(60):
+        while not os.path.exists(go):  # noqa: ASYNC110 - another process makes it
+            await anyio.sleep(0.002)
+
+
 async def flush_then_hang(home: str) -> None:
     """Flush, and hang between the writes and the watermark until the parent kills us."""
     from reverie.actors.flusher import Flusher
@@ -109,7 +117,7 @@ async def flush_then_hang(home: str) -> None:
     async def hang(self: Flusher, mark: int, waiting: object, report: object) -> None:
         sys.stdout.write("WRITTEN\n")
         sys.stdout.flush()
-        await anyio.sleep(3600)
+        await anyio.sleep(3600)  # the hang is the point: the parent SIGKILLs us in it
 
     Flusher._advance = hang  # type: ignore[method-assign]
     async with reverie.open(home) as rv:
@@ -121,12 +129,14 @@ async def flush_then_hang(home: str) -> None:
 
 
 async def idle_together(home: str, worker: str, go: str) -> None:
-    """Wait for the go file, then idle a session: both workers race for one review pass."""
+    """Record a turn, say READY, wait for the go file, then idle a session: both workers
+    race for one review pass."""
     async with reverie.open(home) as rv:
         async with rv.namespace("shared").session(f"w-{worker}") as s:
             await s.turn(user=f"Worker {worker} uses port {9000 + int(worker)}.")
-            while not os.path.exists(go):  # noqa: ASYNC110 - another process makes it
-                await anyio.sleep(0.005)
+            sys.stdout.write("READY\n")
+            sys.stdout.flush()
+            await wait_for_file(go)
             await s.idle()
             await rv.wait_idle()
     sys.stdout.write("DONE\n")
@@ -142,8 +152,7 @@ async def timed(home: str, worker: str, sessions: int, calls: int, go: str) -> N
         ]
         sys.stdout.write("READY\n")
         sys.stdout.flush()
-        while not os.path.exists(go):  # noqa: ASYNC110 - the parent makes it
-            await anyio.sleep(0.002)
+        await wait_for_file(go)
 
         async def run(k: int, s: reverie.Session) -> None:
             for i in range(calls):

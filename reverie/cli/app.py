@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 import reverie
+from reverie.cli.telemetry import configure_logging, otlp_provider
 from reverie.clock import SystemClock, iso
 from reverie.config import Config
 from reverie.doctor import diagnose
@@ -27,7 +28,6 @@ from reverie.errors import ConfigError, HomeError, InputError, ReverieError, quo
 from reverie.names import DATABASE_FILE
 from reverie.runtime import DEFAULT_NAMESPACE, Namespace, Reverie
 from reverie.stores.rekey import Rekeyed
-from reverie.telemetry.setup import configure_logging, otlp_provider
 
 T = TypeVar("T")
 

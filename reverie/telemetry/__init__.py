@@ -1,2 +1,2 @@
-"""OpenTelemetry spans and events, and the CLI's logging set-up (the library never
-configures logging or telemetry itself)."""
+"""OpenTelemetry spans and events through the API alone (the library never configures
+logging or telemetry itself; the CLI's set-up is ``reverie.cli.telemetry``)."""

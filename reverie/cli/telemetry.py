@@ -1,4 +1,5 @@
-"""Logging and span export for the CLI (the edge): a library host does its own."""
+"""Logging and span export for the CLI (the edge): a library host does its own. The SDK and
+the OTLP exporter come with the `cli` extra (`pip install 'reverie[cli]'`)."""
 
 from __future__ import annotations
 
