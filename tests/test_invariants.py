@@ -169,6 +169,7 @@ async def test_a_promoted_rule_refresh_over_the_cap_is_skipped(
         async with ns.session("s") as s:
             ok(await s.call_tool("memory", add("f" * room)), "ADD")
         assert rendered(tmp_path, "a") == cap  # full to the last char
+        entries_before = db_counts(tmp_path)["entries"]
         async with ns.session("s2") as s:
             again = await s.call_tool(
                 "topic",
@@ -180,6 +181,7 @@ async def test_a_promoted_rule_refresh_over_the_cap_is_skipped(
             )
         assert again["decision"] == "SUPERSEDE"  # the correction lands; the rule is not refreshed
         assert [e.id for e in await ns.entries("memory")][0] == rule.id
+        assert db_counts(tmp_path)["entries"] == entries_before  # no entry written
         assert "45s" in (tmp_path / "a" / "MEMORY.md").read_text()
         assert rendered(tmp_path, "a") == cap
         assert [r for r in await ns.ledger() if r.action == "refresh"] == []
