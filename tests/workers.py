@@ -170,6 +170,19 @@ async def timed(home: str, worker: str, sessions: int, calls: int, go: str) -> N
     sys.stdout.flush()
 
 
+async def review_force(home: str, namespace: str) -> None:
+    """Force one review pass of a namespace (the model and its timeout from the
+    environment) and print its outcome as ``REVIEW <json>``."""
+    import json
+
+    config = Config.load(None, os.environ)
+    async with reverie.open(home, config=config) as rv:
+        report = await rv.namespace(namespace).review(force=True)
+    outcome = {"ran": report["ran"], "reason": report.get("reason")}
+    sys.stdout.write(f"REVIEW {json.dumps(outcome)}\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
     mode, home, worker = sys.argv[1:4]
     if mode == "shared":
@@ -181,6 +194,8 @@ def main() -> None:
     elif mode == "timed":
         sessions, calls, go = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
         anyio.run(timed, home, worker, sessions, calls, go)
+    elif mode == "review_force":
+        anyio.run(review_force, home, worker)
     elif mode == "idle_together":
         anyio.run(idle_together, home, worker, sys.argv[4])
     else:

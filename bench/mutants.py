@@ -1,0 +1,415 @@
+"""Mutation testing by hand: each mutant breaks one invariant the design relies on, and
+the tests named beside it must notice.
+
+    python -m bench.mutants --list          # the table
+    python -m bench.mutants --all           # every mutant, one after another
+    python -m bench.mutants ID [ID ...]     # some of them
+
+Each mutant is applied to a temporary copy of the repository (``reverie/``, ``tests/``,
+``bench/``, ``pyproject.toml``; the working tree is never edited), and its tests run there
+with this interpreter: pytest exit 1 is a kill, exit 0 a survivor, anything else an error
+(reported, never counted as a kill). The exit status is non-zero when any mutant survived
+or errored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COPIED = ("reverie", "tests", "bench")
+TIMEOUT_S = 1200.0
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str
+    """Repository-relative path of the mutated file."""
+    snippet: str
+    """Source text that occurs exactly once in ``file``."""
+    replacement: str
+    description: str
+    tests: tuple[str, ...]
+    """Pytest node ids or test files that must kill the mutant."""
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    # -- the nine an earlier review found surviving -------------------------------------
+    Mutant(
+        "jaccard-threshold",
+        "reverie/config.py",
+        "jaccard_threshold: float = 0.8",
+        "jaccard_threshold: float = 1.0",
+        "the near-duplicate Jaccard threshold 0.8 -> 1.0",
+        ("tests/test_invariants.py::test_a_near_duplicate_above_the_threshold_is_a_noop",),
+    ),
+    Mutant(
+        "jaccard-inclusive",
+        "reverie/rules/similarity.py",
+        "if score >= threshold:",
+        "if score > threshold:",
+        "the Jaccard comparison >= -> > (exactly the threshold no longer counts)",
+        ("tests/test_invariants.py::test_a_near_duplicate_at_exactly_the_threshold_is_a_noop",),
+    ),
+    Mutant(
+        "cap-replace",
+        "reverie/actors/memory_writes.py",
+        "self._check_cap(target, live, {old.id: fresh.rendered})",
+        "pass",
+        "no cap check on memory replace",
+        ("tests/test_invariants.py::test_a_replace_over_the_cap_is_refused_and_writes_nothing",),
+    ),
+    Mutant(
+        "cap-restore",
+        "reverie/actors/memory_writes.py",
+        "self._check_cap(target, live, change)",
+        "pass",
+        "no cap check when a removed or replaced entry is restored",
+        (
+            "tests/test_invariants.py::test_a_restore_over_the_cap_is_refused_and_writes_nothing",
+            "tests/test_invariants.py::test_restoring_a_replaced_entry_over_the_cap_is_refused",
+        ),
+    ),
+    Mutant(
+        "cap-refresh",
+        "reverie/actors/writer.py",
+        'self._check_cap("memory", live, {entry.id: fresh.rendered})',
+        "pass",
+        "no cap check on the promoted-rule refresh after a correction",
+        (
+            "tests/test_invariants.py::test_a_promoted_rule_refresh_over_the_cap_is_skipped",
+            "tests/test_promotion.py",
+            "tests/test_restore_promoted.py",
+        ),
+    ),
+    Mutant(
+        "review-lease",
+        "reverie/actors/reviewer.py",
+        "if not review_state.acquire_lease(conn, self._lease, self.holder, iso(now), expires):\n"
+        '            return False, "another process is running a review pass", {}',
+        "review_state.acquire_lease(conn, self._lease, self.holder, iso(now), expires)",
+        "the reviewer takes the lease but never checks it is free",
+        ("tests/test_review_lease.py",),
+    ),
+    Mutant(
+        "promotion-fifo",
+        "reverie/actors/promoter.py",
+        "fifo[-self.cfg.decided_fifo :]",
+        "fifo",
+        "the promoter's FIFO of decided fact ids is never trimmed",
+        (
+            "tests/test_invariants.py::test_the_promotion_fifo_never_exceeds_its_size",
+            "tests/test_promotion.py",
+        ),
+    ),
+    Mutant(
+        "derived-ratio",
+        "reverie/actors/flusher.py",
+        "/ len(words) >= 0.5",
+        "/ len(words) >= 0",
+        "derived(): a model's proposal need share no word with its candidate",
+        (
+            "tests/test_invariants.py::test_derived_needs_half_of_the_words_from_the_candidate",
+            "tests/test_invariants.py"
+            "::test_a_flush_stores_a_proposal_only_if_half_its_words_are_the_candidates",
+        ),
+    ),
+    Mutant(
+        "lint-midscan-breaker",
+        "reverie/actors/linter.py",
+        "if time.monotonic() > deadline:\n"
+        "                return Scan(conflicts, unclear, tripped=True)",
+        "pass",
+        "the linter's breaker no longer stops a scan part way",
+        (
+            "tests/test_invariants.py::test_the_lint_breaker_stops_the_scan_part_way",
+            "tests/test_review.py::test_linter_breaker_ends_a_long_round_and_retries_it",
+        ),
+    ),
+    # -- further invariants ---------------------------------------------------------------
+    Mutant(
+        "cap-add",
+        "reverie/actors/memory_writes.py",
+        'self._check_cap(target, live, {"": fresh.rendered})',
+        "pass",
+        "no cap check on memory add",
+        ("tests/test_writer_memory.py::test_cap_boundary_exact_fit_then_refusal",),
+    ),
+    Mutant(
+        "cap-add-inclusive",
+        "reverie/actors/memory_writes.py",
+        "if after <= cap:",
+        "if after < cap:",
+        "an entry that fills the cap exactly is refused",
+        ("tests/test_writer_memory.py::test_cap_boundary_exact_fit_then_refusal",),
+    ),
+    Mutant(
+        "cap-reinforce",
+        "reverie/actors/memory_writes.py",
+        "self._check_cap(target, live, {entry.id: bumped.rendered})",
+        "pass",
+        "no cap check when a reinforcement lengthens an entry's mark",
+        ("tests/test_writer_memory.py::test_cap_boundary_exact_fit_then_refusal",),
+    ),
+    Mutant(
+        "review-cooldown",
+        "reverie/actors/reviewer.py",
+        "timedelta(hours=self.cfg.cooldown_h)",
+        "timedelta(hours=0)",
+        "the review cooldown (6 h) is ignored",
+        ("tests/test_review.py::test_cooldown_due_checks_and_order",),
+    ),
+    Mutant(
+        "lease-expiry",
+        "reverie/stores/review_state.py",
+        "row[0] != holder and row[1] > now",
+        "row[0] != holder",
+        "a review lease never expires (a crashed holder blocks every later pass)",
+        ("tests/test_review_state.py::test_lease_is_exclusive_until_released_or_expired",),
+    ),
+    Mutant(
+        "stage-budget",
+        "reverie/bus/bus.py",
+        "with anyio.CancelScope(deadline=anyio.current_time() + actor.budget_s) as scope:",
+        "with anyio.CancelScope(deadline=math.inf) as scope:",
+        "an actor (a review stage among them) is no longer cut at its time budget",
+        ("tests/test_review.py::test_a_stage_over_its_budget_is_cut_and_retried",),
+    ),
+    Mutant(
+        "review-quiet",
+        "reverie/actors/reviewer.py",
+        "if review_state.quiet(conn, iso(now), self.namespace):",
+        "if False:",
+        "a quiet namespace (nothing new since its last pass) is reviewed again anyway",
+        ("tests/test_review.py::test_a_quiet_namespace_is_skipped_until_something_new",),
+    ),
+    Mutant(
+        "snapshot-cap",
+        "reverie/snapshot.py",
+        "if size + extra > cap:",
+        "if False:",
+        "a snapshot block is rendered past its cap (after a cap was lowered)",
+        ("tests/test_snapshot.py::test_snapshot_never_exceeds_caps_even_after_a_cap_is_lowered",),
+    ),
+    Mutant(
+        "skills-index-cap",
+        "reverie/snapshot.py",
+        "if size + len(line) > room:",
+        "if False:",
+        "the snapshot's skills index is rendered past its cap",
+        ("tests/test_snapshot_caps.py",),
+    ),
+    Mutant(
+        "flush-watermark",
+        "reverie/actors/flusher.py",
+        "new_mark = fresh[-1].id if fresh else mark",
+        "new_mark = mark",
+        "the flush watermark never moves past what a flush read",
+        ("tests/test_flush.py",),
+    ),
+    Mutant(
+        "flush-memory-budget",
+        "reverie/actors/flusher.py",
+        "report.memory_adds >= self.cfg.max_memory_adds",
+        "report.memory_adds > self.cfg.max_memory_adds",
+        "a flush makes one memory add more than its budget",
+        ("tests/test_flush.py::test_flush_budget_is_two_memory_adds_and_five_topic_saves",),
+    ),
+    Mutant(
+        "flush-topic-reserve",
+        "reverie/actors/flusher.py",
+        "self.s.config.writer.max_topics - self.cfg.topic_reserve",
+        "self.s.config.writer.max_topics",
+        "the flush may open the topics reserved for the agent",
+        ("tests/test_invariants.py::test_the_flush_leaves_the_reserved_topics_to_the_agent",),
+    ),
+    Mutant(
+        "secret-refusal",
+        "reverie/actors/memory_writes.py",
+        'refuse_secret("content", cmd.content)',
+        "pass",
+        "the memory tool no longer refuses content carrying a credential",
+        ("tests/test_secrets.py::test_memory_add_and_replace_carrying_a_secret_write_nothing",),
+    ),
+    Mutant(
+        "mailbox-bound",
+        "reverie/bus/bus.py",
+        "anyio.create_memory_object_stream[Envelope](self._settings.mailbox_size)",
+        'anyio.create_memory_object_stream[Envelope](float("inf"))',
+        "an actor's mailbox is unbounded (no back-pressure)",
+        ("tests/test_bus.py::test_mailbox_is_bounded_and_applies_back_pressure",),
+    ),
+    Mutant(
+        "supersede-same-relation",
+        "reverie/rules/supersede.py",
+        "and new.relation == old.relation",
+        "",
+        "a new value supersedes an old one under another relation ('is slow' / 'uses gradle')",
+        (
+            "tests/test_invariants.py::test_another_relation_of_one_subject_is_another_fact",
+            "tests/test_writer_topics.py",
+        ),
+    ),
+    Mutant(
+        "topic-limit",
+        "reverie/actors/topic_writes.py",
+        "if len(existing) >= self.cfg.writer.max_topics:",
+        "if len(existing) > self.cfg.writer.max_topics:",
+        "an eleventh topic is opened past the 10-topic limit",
+        ("tests/test_writer_topics.py::test_eleventh_topic_is_refused_and_writes_nothing",),
+    ),
+    Mutant(
+        "promotion-write-budget",
+        "reverie/actors/promoter.py",
+        "if writes >= self.cfg.max_writes:",
+        "if writes > self.cfg.max_writes:",
+        "a promotion round writes one rule more than its budget of 2",
+        ("tests/test_promotion.py::test_write_budget",),
+    ),
+    Mutant(
+        "promotion-min-age",
+        "reverie/actors/promoter.py",
+        "timedelta(hours=self.cfg.min_age_h)",
+        "timedelta(hours=0)",
+        "a fact is promoted before it has survived 72 h",
+        ("tests/test_promotion.py::test_rule_gate",),
+    ),
+    Mutant(
+        "curator-idle-days",
+        "reverie/actors/curator.py",
+        "timedelta(days=services.config.curator.idle_days)",
+        "timedelta(days=0)",
+        "the curator proposes retiring a skill used moments ago",
+        ("tests/test_review.py::test_curator_safety_model_dry_run_apply_and_restore",),
+    ),
+)
+
+
+def by_id(ids: list[str]) -> list[Mutant]:
+    known = {m.id: m for m in MUTANTS}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise SystemExit(f"unknown mutant(s): {', '.join(unknown)}; see --list")
+    return [known[i] for i in ids]
+
+
+def selection_file(selection: str) -> str:
+    """The file part of a pytest node id."""
+    return selection.split("::", 1)[0]
+
+
+def mutate(source: str, mutant: Mutant) -> str:
+    """The mutated text; refuses a snippet that does not occur exactly once."""
+    count = source.count(mutant.snippet)
+    if count != 1:
+        raise ValueError(f"{mutant.id}: snippet occurs {count} times in {mutant.file}")
+    return source.replace(mutant.snippet, mutant.replacement)
+
+
+def copy_repo(dest: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
+    for name in COPIED:
+        shutil.copytree(ROOT / name, dest / name, ignore=ignore)
+    shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
+
+
+def python_path(copy: Path) -> str:
+    """The copy first; other entries of the caller's ``PYTHONPATH`` (a plugin directory)
+    after it, without the working tree, so the mutated package is the one imported."""
+    kept = [
+        entry
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if entry and Path(entry).resolve() != ROOT
+    ]
+    return os.pathsep.join([str(copy), *kept])
+
+
+def pytest_in(copy: Path, tests: tuple[str, ...]) -> tuple[int | None, str]:
+    """Run ``tests`` in ``copy``: pytest's exit code (None when it timed out) and the line
+    worth reporting (the first failure, else the closing line)."""
+    env = {**os.environ, "PYTHONPATH": python_path(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly"]
+    command += ["-p", "no:cacheprovider", *tests]
+    try:
+        done = subprocess.run(
+            command, cwd=copy, env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {TIMEOUT_S:.0f}s"
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    failed = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
+    last = lines[-1] if lines else done.stderr.strip()[-200:]
+    return done.returncode, failed[0] if failed else last
+
+
+def run_one(mutant: Mutant, baseline: bool = False) -> tuple[str, float, str]:
+    """Apply ``mutant`` to a fresh copy, run its tests: (verdict, seconds, detail). With
+    ``baseline`` the unmutated copy must pass the same tests first (else: error)."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.id}-") as tmp:
+        copy = Path(tmp)
+        copy_repo(copy)
+        target = copy / mutant.file
+        try:
+            mutated = mutate(target.read_text(encoding="utf-8"), mutant)
+        except ValueError as exc:
+            return "error", time.monotonic() - started, str(exc)
+        if baseline:
+            code, detail = pytest_in(copy, mutant.tests)
+            if code != 0:
+                return "error", time.monotonic() - started, f"baseline exit {code}: {detail}"
+        target.write_text(mutated, encoding="utf-8")
+        code, detail = pytest_in(copy, mutant.tests)
+    verdict = {0: "survived", 1: "killed"}.get(code, "error") if code is not None else "error"
+    if verdict == "error":
+        detail = f"pytest exit {code}: {detail}"
+    return verdict, time.monotonic() - started, detail
+
+
+def show_table() -> None:
+    for m in MUTANTS:
+        print(f"{m.id}  {m.file}")
+        print(f"    {m.description}")
+        print(f"    {m.snippet!r} -> {m.replacement!r}")
+        for selection in m.tests:
+            print(f"    test: {selection}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.mutants", description=__doc__)
+    parser.add_argument("ids", nargs="*", help="mutant ids (see --list)")
+    parser.add_argument("--all", action="store_true", help="run every mutant")
+    parser.add_argument("--list", action="store_true", help="print the table and exit")
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="first check each selection passes without its mutant (a failure is an error)",
+    )
+    args = parser.parse_args(argv)
+    if args.list:
+        show_table()
+        return 0
+    if not args.all and not args.ids:
+        parser.error("name mutant ids, or --all, or --list")
+    chosen = list(MUTANTS) if args.all else by_id(args.ids)
+    counts = {"killed": 0, "survived": 0, "error": 0}
+    width = max(len(m.id) for m in chosen)
+    for mutant in chosen:
+        verdict, seconds, detail = run_one(mutant, args.baseline)
+        counts[verdict] += 1
+        print(f"{verdict.upper():8} {mutant.id:{width}} {seconds:6.1f}s  {detail}", flush=True)
+    print(f"{counts['killed']} killed, {counts['survived']} survived, {counts['error']} errors")
+    return 0 if counts["survived"] == counts["error"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
