@@ -44,7 +44,7 @@ from reverie.stores.projection import (
     history_events,
     history_events_of,
 )
-from reverie.stores.records import ENTRY_SEPARATOR, Entry, Fact, Skill
+from reverie.stores.records import ENTRY_SEPARATOR, Entry, Fact, LedgerRecord, Skill
 from reverie.tools import parse_call
 
 ACTOR = "doctor"
@@ -215,13 +215,15 @@ class _Gate:
         self.done.refused.append(refusal)
         ledger.append(
             self.conn,
-            ts=self.now,
-            namespace=source.split("/", 1)[0],
-            actor=ACTOR,
-            action="recover",
-            decision="ERROR",
-            entry_id=None,
-            detail={"from": source, "what": what, "reason": refusal.reason},
+            LedgerRecord(
+                ts=self.now,
+                namespace=source.split("/", 1)[0],
+                actor=ACTOR,
+                action="recover",
+                decision="ERROR",
+                entry_id=None,
+                detail={"from": source, "what": what, "reason": refusal.reason},
+            ),
         )
 
 
@@ -470,13 +472,15 @@ def _audit(
 ) -> None:
     ledger.append(
         conn,
-        ts=now,
-        namespace=namespace,
-        actor=ACTOR,
-        action="recover",
-        decision="ADD",
-        entry_id=entry_id,
-        target=target,
-        after=content,
-        detail={"from": f"{path.parent.name}/{path.name}"},
+        LedgerRecord(
+            ts=now,
+            namespace=namespace,
+            actor=ACTOR,
+            action="recover",
+            decision="ADD",
+            entry_id=entry_id,
+            target=target,
+            after=content,
+            detail={"from": f"{path.parent.name}/{path.name}"},
+        ),
     )

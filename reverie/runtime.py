@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Status, StatusCode
 
-from reverie import errors
+import reverie.errors as errors
 from reverie._http import Timeout
 from reverie.actors.context import Services
 from reverie.actors.curator import Curator

@@ -5,6 +5,7 @@ def test_all_is_sorted_and_complete() -> None:
     public = {name for name in dir(reverie) if not name.startswith("_")}
     modules = {
         "actors",
+        "architecture",
         "bus",
         "cli",
         "commands",

@@ -17,6 +17,7 @@ from reverie.rules.similarity import near_duplicate
 from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
 from reverie.rules.value_slots import differences, restates_all
 from reverie.stores import ledger, timeline
+from reverie.stores.records import LedgerRecord
 from tests.conftest import ok
 
 NATURAL = [
@@ -273,10 +274,8 @@ async def test_a_value_the_flush_only_found_again_is_not_newer_than_a_later_turn
     async def after(actor: str) -> list[str]:
         def run(conn: sqlite3.Connection) -> list[str]:
             horizon = int(conn.execute("SELECT max(seq) FROM ledger").fetchone()[0])
-            ledger.append(
-                conn, ts="2026-01-01T00:00:00+00:00", namespace="a", actor=actor,
-                action="save", decision="NOOP", entry_id=fact.id,
-            )  # fmt: skip
+            record = LedgerRecord("2026-01-01T00:00:00+00:00", "a", actor, "save", "NOOP", fact.id)
+            ledger.append(conn, record)
             return timeline.written_after(
                 conn, "a", horizon, subject=found.subject, skeleton=found.skeleton, topic="ci"
             )

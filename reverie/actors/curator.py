@@ -25,7 +25,7 @@ from reverie.clock import iso
 from reverie.errors import ToolInputError, quoted
 from reverie.rules.similarity import jaccard, word_set
 from reverie.stores import ledger, skills
-from reverie.stores.records import Skill
+from reverie.stores.records import LedgerRecord, Skill
 from reverie.telemetry.tracing import trace_id_hex
 
 
@@ -235,13 +235,15 @@ def _audit(
 ) -> None:
     ledger.append(
         conn,
-        ts=services.now(),
-        namespace=namespace,
-        actor="curator",
-        action=action,
-        decision=decision,
-        entry_id=f"skill:{name}",
-        target="skill",
-        trace_id=trace_id_hex(),
-        detail=detail,
+        LedgerRecord(
+            ts=services.now(),
+            namespace=namespace,
+            actor="curator",
+            action=action,
+            decision=decision,
+            entry_id=f"skill:{name}",
+            target="skill",
+            trace_id=trace_id_hex(),
+            detail=detail,
+        ),
     )

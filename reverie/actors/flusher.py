@@ -34,6 +34,7 @@ from reverie.rules.similarity import near_duplicate, values, word_set
 from reverie.rules.supersede import closeness, keys, same_fact, supersedes
 from reverie.stores import entries, episodes, extracts, ledger, review_state, timeline, topics
 from reverie.stores.extracts import Extract
+from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
 from reverie.tools import parse_call
@@ -449,27 +450,31 @@ class Flusher(Actor):
             review_state.put(conn, self.namespace, WAITING, waiting, self.s.now())
             ledger.append(
                 conn,
-                ts=self.s.now(),
-                namespace=self.namespace,
-                actor=self.name,
-                action="flush",
-                decision="DONE",
-                entry_id=None,
-                trace_id=trace_id,
-                detail=detail,
+                LedgerRecord(
+                    ts=self.s.now(),
+                    namespace=self.namespace,
+                    actor=self.name,
+                    action="flush",
+                    decision="DONE",
+                    entry_id=None,
+                    trace_id=trace_id,
+                    detail=detail,
+                ),
             )
             for flag in report.flagged:  # after the flush row: the flush read them
                 ledger.append(
                     conn,
-                    ts=self.s.now(),
-                    namespace=self.namespace,
-                    actor=self.name,
-                    action="flag",
-                    decision="FLAG",
-                    entry_id=None,
-                    session_id=flag["session_id"],
-                    trace_id=trace_id,
-                    detail=flag,
+                    LedgerRecord(
+                        ts=self.s.now(),
+                        namespace=self.namespace,
+                        actor=self.name,
+                        action="flag",
+                        decision="FLAG",
+                        entry_id=None,
+                        session_id=flag["session_id"],
+                        trace_id=trace_id,
+                        detail=flag,
+                    ),
                 )
 
         await self.s.db.write(advance)

@@ -11,6 +11,7 @@ from reverie.actors.context import Services
 from reverie.model.breaker import Resting
 from reverie.model.seam import Answer, Deferred, Model, Prompt, Usage
 from reverie.stores import ledger
+from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
 
@@ -60,14 +61,16 @@ async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer 
         def record(conn: sqlite3.Connection) -> None:
             ledger.append(
                 conn,
-                ts=services.now(),
-                namespace=namespace,
-                actor=prompt.stage,
-                action="model_call",
-                decision=outcome.upper(),
-                entry_id=None,
-                trace_id=trace_id,
-                detail=detail,
+                LedgerRecord(
+                    ts=services.now(),
+                    namespace=namespace,
+                    actor=prompt.stage,
+                    action="model_call",
+                    decision=outcome.upper(),
+                    entry_id=None,
+                    trace_id=trace_id,
+                    detail=detail,
+                ),
             )
 
         try:

@@ -39,6 +39,7 @@ from reverie.bus.replies import Pending, StageOutcome
 from reverie.clock import iso
 from reverie.errors import ReverieError, map_store_errors
 from reverie.stores import ledger, review_state
+from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
 
@@ -193,18 +194,20 @@ class Reviewer(Actor):
         review_state.release_lease(conn, self._lease, self.holder)
         ledger.append(
             conn,
-            ts=self.s.now(),
-            namespace=self.namespace,
-            actor=self.name,
-            action="review_pass",
-            decision="DONE",
-            entry_id=None,
-            trace_id=trace_id_hex(),
-            detail={
-                "force": report["force"],
-                "duration_ms": report["duration_ms"],
-                "stages": {s["stage"]: s["status"] for s in report.get("stages", [])},
-            },
+            LedgerRecord(
+                ts=self.s.now(),
+                namespace=self.namespace,
+                actor=self.name,
+                action="review_pass",
+                decision="DONE",
+                entry_id=None,
+                trace_id=trace_id_hex(),
+                detail={
+                    "force": report["force"],
+                    "duration_ms": report["duration_ms"],
+                    "stages": {s["stage"]: s["status"] for s in report.get("stages", [])},
+                },
+            ),
         )
         if until != "":
             review_state.mark_quiet(conn, self.namespace, until, self.s.now())

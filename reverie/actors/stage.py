@@ -22,6 +22,7 @@ from reverie.bus.messages import Envelope, StageDue
 from reverie.bus.replies import Pending, StageOutcome
 from reverie.clock import iso
 from reverie.stores import ledger, review_state
+from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
 
@@ -161,17 +162,19 @@ class Stage(Actor):
     ) -> None:
         ledger.append(
             conn,
-            ts=self.s.now(),
-            namespace=self.namespace,
-            actor=self.name,
-            action=action,
-            decision=decision,
-            entry_id=entry_id,
-            target=target,
-            trace_id=trace_id_hex(),
-            before=before,
-            after=after,
-            detail=detail,
+            LedgerRecord(
+                ts=self.s.now(),
+                namespace=self.namespace,
+                actor=self.name,
+                action=action,
+                decision=decision,
+                entry_id=entry_id,
+                target=target,
+                trace_id=trace_id_hex(),
+                before=before,
+                after=after,
+                detail=detail,
+            ),
         )
 
     async def commit(

@@ -19,19 +19,11 @@ from reverie.bus.messages import ToolCall
 from reverie.commands import TopicCommand
 from reverie.errors import ToolInputError
 from reverie.rules.similarity import (
-    near_duplicate,
-    normalise,
     pigeonhole_terms,
     value_sequence,
 )
-from reverie.rules.supersede import (
-    changes_value,
-    parse,
-    pick_superseded,
-    restates,
-    restates_all,
-    restates_values,
-)
+from reverie.rules.supersede import changes_value, parse, restates_all, restates_values
+from reverie.rules.topic_decision import decide
 from reverie.stores import generated, summaries, topics
 from reverie.stores.projection import add_event, supersede_event
 from reverie.stores.records import Fact
@@ -91,21 +83,22 @@ class TopicWrites(WriteBase):
         assert cmd.topic is not None and cmd.content is not None
         topic, content, now = cmd.topic, cmd.content, self.s.now()
         created_topic = self._open_topic(conn, topic, now)
-        candidates = self._candidates(conn, topic, content)
-        key = normalise(content)
-        exact = next((f for f in candidates if normalise(f.content) == key), None)
-        if exact is not None:
-            return self._noop(
-                conn, call, topic, "save", content, exact, {"tier": "exact", "similarity": 1.0}
-            )
-        old_id = pick_superseded(content, [(f.id, f.content) for f in candidates])
-        if old_id is None:
-            same = self._restated(conn, call, topic, content, candidates)
-            if same is not None:
-                return same
-        old = next((f for f in candidates if f.id == old_id), None)
-        fact = self._new_fact(call, topic, content, now, old)
-        return self._save_fact(conn, call, fact, old, created_topic)
+        candidates = {f.id: f for f in self._candidates(conn, topic, content)}
+        live = [(f.id, f.content) for f in candidates.values()]
+        decision = decide(content, live, self.cfg.writer.jaccard_threshold)
+        match decision.action:
+            case "noop":
+                assert decision.fact_id is not None
+                twin = candidates[decision.fact_id]
+                return self._noop(conn, call, topic, "save", content, twin, decision.detail)
+            case "supersede":
+                assert decision.fact_id is not None
+                old = candidates[decision.fact_id]
+                fact = self._new_fact(call, topic, content, now, old)
+                return self._save_fact(conn, call, fact, old, created_topic)
+            case _:
+                fact = self._new_fact(call, topic, content, now, None)
+                return self._save_fact(conn, call, fact, None, created_topic)
 
     def _open_topic(self, conn: sqlite3.Connection, topic: str, now: str) -> bool:
         """Creates the topic if it is new and the topic limit allows; True if it was created."""
@@ -120,31 +113,6 @@ class TopicWrites(WriteBase):
             )
         topics.create(conn, self.namespace, topic, now)
         return True
-
-    def _restated(
-        self,
-        conn: sqlite3.Connection,
-        call: ToolCall,
-        topic: str,
-        content: str,
-        candidates: list[Fact],
-    ) -> Outcome | None:
-        """The NOOP for a fact a live one already states (same claim or a near-duplicate)."""
-        for fact in candidates:
-            if restates(content, fact.content) or restates_values(content, fact.content):
-                return self._noop(conn, call, topic, "save", content, fact, {"tier": "claim"})
-            match = near_duplicate(content, fact.content, self.cfg.writer.jaccard_threshold)
-            if match is not None:
-                return self._noop(
-                    conn,
-                    call,
-                    topic,
-                    "save",
-                    content,
-                    fact,
-                    {"tier": match.tier.value, "similarity": round(match.similarity, 3)},
-                )
-        return None
 
     def _new_fact(
         self, call: ToolCall, topic: str, content: str, now: str, old: Fact | None

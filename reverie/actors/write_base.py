@@ -17,7 +17,7 @@ from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError, quoted
 from reverie.rules.secrets import redact, refusal, secret_kind
 from reverie.stores import calls, ledger
-from reverie.stores.records import Entry, Fact
+from reverie.stores.records import Entry, Fact, LedgerRecord
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
 
@@ -150,20 +150,24 @@ class WriteBase(Actor):
         after: Any = None,
         detail: dict[str, Any] | None = None,
     ) -> None:
+        if self._call_id:
+            detail = {**(detail or {}), "call_id": self._call_id}
         ledger.append(
             conn,
-            ts=self.s.now(),
-            namespace=self.namespace,
-            actor=actor,
-            action=action,
-            decision=decision.value,
-            entry_id=entry_id,
-            target=target,
-            session_id=session_id,
-            trace_id=trace_id_hex(),
-            before=before,
-            after=after,
-            detail={**(detail or {}), "call_id": self._call_id} if self._call_id else detail,
+            LedgerRecord(
+                ts=self.s.now(),
+                namespace=self.namespace,
+                actor=actor,
+                action=action,
+                decision=decision.value,
+                entry_id=entry_id,
+                target=target,
+                session_id=session_id,
+                trace_id=trace_id_hex(),
+                before=before,
+                after=after,
+                detail=detail or {},
+            ),
         )
 
     def _noop(

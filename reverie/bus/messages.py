@@ -91,17 +91,6 @@ REVIEW_ORDER: tuple[tuple[str, type[StageDue]], ...] = (
 
 
 @dataclass(frozen=True, slots=True)
-class PromotedFactChanged(Message):
-    """The writer superseded (or restored) a fact whose chain was promoted into MEMORY.md:
-    the promoter refreshes that rule. Sent after the write's commit, from its outcome."""
-
-    chain_id: str
-    old_id: str
-    new_id: str
-    restored: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class ToolCall(Message):
     """A validated in-session tool call for the writer (an ask: the reply is the result)."""
 

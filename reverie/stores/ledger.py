@@ -9,39 +9,25 @@ from reverie.stores.db import fetchall
 from reverie.stores.records import LedgerRecord, dumps, loads
 
 
-def append(
-    conn: sqlite3.Connection,
-    *,
-    ts: str,
-    namespace: str,
-    actor: str,
-    action: str,
-    decision: str,
-    entry_id: str | None,
-    target: str | None = None,
-    session_id: str | None = None,
-    trace_id: str | None = None,
-    before: Any = None,
-    after: Any = None,
-    detail: dict[str, Any] | None = None,
-) -> int:
+def append(conn: sqlite3.Connection, record: LedgerRecord) -> int:
+    """Append one record (inside the caller's transaction); returns its ``seq``."""
     cur = conn.execute(
         """INSERT INTO ledger (ts, namespace, actor, action, decision, entry_id, target,
                                session_id, trace_id, before, after, detail)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
-            ts,
-            namespace,
-            actor,
-            action,
-            decision,
-            entry_id,
-            target,
-            session_id,
-            trace_id,
-            dumps(before),
-            dumps(after),
-            dumps(detail or {}),
+            record.ts,
+            record.namespace,
+            record.actor,
+            record.action,
+            record.decision,
+            record.entry_id,
+            record.target,
+            record.session_id,
+            record.trace_id,
+            dumps(record.before),
+            dumps(record.after),
+            dumps(record.detail),
         ),
     )
     assert cur.lastrowid is not None

@@ -109,19 +109,20 @@ class Episode(_Mapping):
 class LedgerRecord(_Mapping):
     """One audited write (or NOOP) — who, what, the decision, and the before/after."""
 
-    seq: int
     ts: str
     namespace: str
     actor: str
     action: str
     decision: str
     entry_id: str | None
-    target: str | None
-    session_id: str | None
-    trace_id: str | None
-    before: Any
-    after: Any
+    target: str | None = None
+    session_id: str | None = None
+    trace_id: str | None = None
+    before: Any = None
+    after: Any = None
     detail: dict[str, Any] = field(default_factory=dict)
+    seq: int = 0
+    """Its place in the ledger, given when it is appended (0 before)."""
 
 
 @dataclass(frozen=True, slots=True)

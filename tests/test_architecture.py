@@ -1,0 +1,104 @@
+"""The architecture as the code has it: docs/architecture.md's picture is the code's, every
+actor the design card names is on the bus and in spans, and imports point one way."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import reverie
+from reverie import architecture
+from reverie.runtime import ACTORS
+from tests.conftest import both_backends
+
+PACKAGE = Path(reverie.__file__).resolve().parent
+DOC = PACKAGE.parent / "docs" / "architecture.md"
+CARD = {"writer", "extractor", "flusher", "distiller", "linter", "promoter", "curator"}
+
+
+def test_the_documented_picture_is_the_codes() -> None:
+    """Regenerate with ``python -m reverie.architecture`` when this fails."""
+    block = re.search(r"```mermaid\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    assert block is not None
+    assert block.group(1) == architecture.mermaid()
+
+
+def test_every_message_has_a_sender_and_a_receiver() -> None:
+    """No message is published that nobody hears, and none is heard that nobody sends."""
+    names = set(architecture.message_types())
+    assert set(architecture.receivers()) == names
+    assert set(architecture.senders()) == names
+    assert "SessionEnded" in names  # it has a subscriber now
+
+
+@both_backends
+async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, spans: Any) -> None:
+    provider, exporter = spans
+    async with reverie.open(tmp_path, tracer_provider=provider) as rv:
+        table = rv.services.bus.subscriptions()
+        async with rv.namespace("a").session("s") as s:
+            await s.call_tool("topic", {"action": "save", "topic": "deploy", "content": "x 1"})
+            await s.turn(user="The deploy port is 8080.")
+            await s.idle()
+        await rv.wait_idle()
+        await rv.review(force=True)
+    subscribed = {actor for _, actor in table}
+    assert CARD | {"reviewer"} == subscribed
+    traced = {span.name.split(" ")[0] for span in exporter.get_finished_spans()}
+    assert {f"reverie.{actor}" for actor in CARD | {"reviewer"}} <= traced
+
+
+def imports(path: Path) -> set[str]:
+    """The reverie modules a file imports (``from reverie.x import y`` counts as both
+    ``reverie.x`` and ``reverie.x.y``, as y may be a module)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return {name for name in found if name == "reverie" or name.startswith("reverie.")}
+
+
+def module_path(module: str) -> Path:
+    return PACKAGE.parent / (module.replace(".", "/") + ".py")
+
+
+def test_no_actor_imports_another() -> None:
+    actor_modules = {actor.__module__ for actor in ACTORS}
+    assert len(actor_modules) == len(ACTORS)
+    for module in actor_modules:
+        others = imports(module_path(module)) & (actor_modules - {module})
+        assert not others, f"{module} imports {others}"
+
+
+def test_the_bus_knows_no_tool_and_no_actor() -> None:
+    for path in (PACKAGE / "bus").glob("*.py"):
+        wrong = {
+            name
+            for name in imports(path)
+            if name.startswith(("reverie.tools", "reverie.actors", "reverie.runtime"))
+        }
+        assert not wrong, f"{path.name} imports {wrong}"
+
+
+HOSTS = ("cli", "simulation")
+"""The command and the simulation use the library as any host does, through its root."""
+
+
+def test_nothing_below_the_facade_imports_the_package_root() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "__init__.py" and path.parent == PACKAGE:
+            continue
+        if path.relative_to(PACKAGE).parts[0] in HOSTS:
+            continue
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                assert "reverie" not in {a.name for a in node.names}, path
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                assert node.module != "reverie", path
