@@ -128,7 +128,7 @@ def main() -> None:
         total = sum(row["calls"] for row in calls.values())
         print(f"week {index + 1}: {idles_per_week} idle sessions, {passes.get(index, 0)} passes")
         print(f"  {'stage':10} {'calls':>6} {'deferred':>9} {'in tokens':>10} {'out tokens':>11}")
-        for stage in ("flush", "lint", "distill", "promote"):
+        for stage in ("flusher", "linter", "distiller", "promoter"):
             row = calls.get(
                 stage, {"calls": 0, "deferred": 0, "input_tokens": 0, "output_tokens": 0}
             )

@@ -10,6 +10,9 @@ from typing import Any
 
 import reverie
 from reverie import architecture
+from reverie.actors.judging import consult
+from reverie.model.questions import ACTOR_OF
+from reverie.model.seam import Answer, Field, Prompt, Schema, Usage
 from reverie.runtime import ACTORS
 from tests.conftest import both_backends
 
@@ -33,17 +36,40 @@ def test_every_message_has_a_sender_and_a_receiver() -> None:
     assert "SessionEnded" in names  # it has a subscriber now
 
 
+class Sure:
+    """A model that answers every question with its reasoning alone."""
+
+    name = "sure"
+
+    async def judge(self, prompt: Prompt) -> Answer:
+        return Answer({"reasoning": "r"}, Usage(1, 1, 1), self.name)
+
+
 @both_backends
 async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, spans: Any) -> None:
     provider, exporter = spans
-    async with reverie.open(tmp_path, tracer_provider=provider) as rv:
+    async with reverie.open(tmp_path, tracer_provider=provider, model=Sure()) as rv:
         table = rv.services.bus.subscriptions()
+        for question in ACTOR_OF:  # each question asked once, as its actor asks it
+            prompt = Prompt(question, "system", "user", Schema((Field("reasoning"),)))
+            await consult(rv.services, "a", prompt)
         async with rv.namespace("a").session("s") as s:
             await s.call_tool("topic", {"action": "save", "topic": "deploy", "content": "x 1"})
             await s.turn(user="The deploy port is 8080.")
             await s.idle()
         await rv.wait_idle()
         await rv.review(force=True)
+        ledger = await rv.namespace("a").ledger()
+        calls = await rv.model_calls("a")
+    # one name per actor: the ledger and the call counts use the actors' own names
+    asked = {r.actor for r in ledger if r.action == "model_call"}
+    assert asked == {"flusher", "linter", "distiller", "promoter"}
+    assert set(calls) == asked
+    assert {r.actor for r in ledger if r.action == "round"} == CARD - {
+        "writer",
+        "extractor",
+        "flusher",
+    }
     subscribed = {actor for _, actor in table}
     assert CARD | {"reviewer"} == subscribed
     traced = {span.name.split(" ")[0] for span in exporter.get_finished_spans()}

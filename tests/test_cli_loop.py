@@ -38,7 +38,7 @@ def test_review_prints_the_pass_and_its_model_calls(tmp_path: Path) -> None:
     report = jcli(tmp_path, "review")
     [ns] = report["namespaces"]
     assert [s["stage"] for s in ns["stages"]] == ["linter", "distiller", "promoter", "curator"]
-    assert report["model_calls"]["flush"]["calls"] == 1
+    assert report["model_calls"]["flusher"]["calls"] == 1
     again = jcli(tmp_path, "review")
     assert not again["namespaces"][0]["ran"]
     assert again["namespaces"][0]["reason"] == "nothing new since the last pass"

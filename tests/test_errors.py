@@ -521,7 +521,7 @@ async def test_a_malformed_model_answer_never_raises_from_pre_compact(
         assert calls and all(r.decision == "DEFERRED" for r in calls), calls
         reasons = " ".join(str(r.detail.get("reason")) for r in calls)
         assert "not an Answer" in reasons or "does not fit the schema" in reasons, reasons
-        assert (await rv.model_calls())["flush"]["deferred"] == len(calls)
+        assert (await rv.model_calls())["flusher"]["deferred"] == len(calls)
 
 
 async def test_entries_refuses_an_unknown_target_listing_the_valid_ones(tmp_path: Path) -> None:

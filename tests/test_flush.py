@@ -173,7 +173,7 @@ async def test_a_deferred_flush_writes_nothing_and_is_retried(
             assert await ns.facts("db") == []
         calls = await rv.model_calls("a")
         flushes = [r.detail for r in await ns.ledger() if r.action == "flush"]
-    assert calls["flush"] == {"calls": 2, "deferred": 1, "input_tokens": 105, "output_tokens": 20}
+    assert calls["flusher"] == {"calls": 2, "deferred": 1, "input_tokens": 105, "output_tokens": 20}
     # the deferral wrote nothing and left its candidate waiting; the retry refused the invention
     assert [(f["left_for_next"], f["skipped"]) for f in flushes] == [(1, 0), (0, 1)]
     assert flushes[0]["deferred"]

@@ -278,7 +278,7 @@ async def test_d4_a_flagged_turn_is_flagged_once_and_never_shown_to_a_model(
         assert len(flags) == 1
         # with rules_first off every candidate goes to the model: this one never did
         assert [
-            r for r in await ns.ledger() if r.action == "model_call" and r.actor == "flush"
+            r for r in await ns.ledger() if r.action == "model_call" and r.actor == "flusher"
         ] == []
         assert [await ns.entries(t) for t, _ in SECTIONS] == [[]] * len(SECTIONS)
 

@@ -303,7 +303,7 @@ async def test_the_lint_breaker_stops_the_scan_part_way(
         lint = review_stage(await rv.review(force=True), "linter")
         assert lint["status"] == "breaker" and lint["breaker"] is True
         assert len(compared) == 1 and lint["conflicts"] == 1  # the second entry never read
-        assert "lint" not in await rv.model_calls("a")
+        assert "linter" not in await rv.model_calls("a")
         log = tmp_path / "a" / "logs" / "wiki" / "conflicts.jsonl"
         assert len(log.read_text().splitlines()) == 1  # what was found is kept
         monkeypatch.undo()

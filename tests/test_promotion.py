@@ -106,7 +106,7 @@ async def test_end_to_end(
         fifo = await rv.services.db.read(lambda conn: review_state.get(conn, "a", DONE_IDS))
         assert fifo == [fact]
         calls = await rv.model_calls("a")
-    assert calls["promote"]["calls"] == 1
+    assert calls["promoter"]["calls"] == 1
     [record] = promotions(tmp_path / "h")
     assert record["verdict"] == "promoted" and record["fact_id"] == fact
     events = [
@@ -121,11 +121,11 @@ async def test_due_gate(rv: reverie.Reverie, clock: ManualClock) -> None:
     assert promoter_stage(await rv.review())["candidates"] == 0  # too young; the week starts
     clock.advance(timedelta(days=4))
     assert promoter_stage(await rv.review())["status"] == "not_due"
-    assert "promote" not in await rv.model_calls("a")
+    assert "promoter" not in await rv.model_calls("a")
     assert await rv.namespace("a").entries("memory") == []
     clock.advance(timedelta(days=3))
     assert promoter_stage(await rv.review())["promoted"] == 1
-    assert (await rv.model_calls("a"))["promote"]["calls"] == 1
+    assert (await rv.model_calls("a"))["promoter"]["calls"] == 1
 
 
 async def test_write_budget(rv: reverie.Reverie, clock: ManualClock) -> None:

@@ -124,15 +124,15 @@ async def test_degraded_answers_defer_and_are_retried(
         [entry] = await ns.entries("memory")
         assert "45s" in entry.content
         calls = await rv.model_calls("a")
-    assert calls["flush"]["calls"] >= 2 and calls["flush"]["deferred"] == 1
-    assert calls["distill"] == {**calls["distill"], "calls": 2, "deferred": 1}
-    assert calls["promote"]["calls"] == 2 and calls["promote"]["deferred"] == 1
+    assert calls["flusher"]["calls"] >= 2 and calls["flusher"]["deferred"] == 1
+    assert calls["distiller"] == {**calls["distiller"], "calls": 2, "deferred": 1}
+    assert calls["promoter"]["calls"] == 2 and calls["promoter"]["deferred"] == 1
     assert all(c["input_tokens"] > 0 for c in calls.values())
     assert ("flush", "500") in chat.seen and ("promote", "slow") in chat.seen
     points = token_points(reader)
     for name in ("flush", "distill", "promote"):
         assert points[(name, "input")] > 0 and points[(name, "output")] > 0
-    assert points[("flush", "input")] == calls["flush"]["input_tokens"]
+    assert points[("flush", "input")] == calls["flusher"]["input_tokens"]
     chats = [sp for sp in exporter.get_finished_spans() if sp.name == "chat tiny-judge"]
     assert {sp.attributes["reverie.stage"] for sp in chats} >= {"flush", "distill", "promote"}
     assert any(sp.attributes["reverie.model.outcome"] == "deferred" for sp in chats)

@@ -9,6 +9,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from reverie.actors.context import Services
 from reverie.model.breaker import Resting
+from reverie.model.questions import ACTOR_OF
 from reverie.model.seam import Answer, Deferred, Model, Prompt, Usage
 from reverie.stores import ledger
 from reverie.stores.records import LedgerRecord
@@ -43,11 +44,13 @@ async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer 
             "gen_ai.operation.name": "chat",
             "gen_ai.request.model": model.name,
             "reverie.stage": prompt.stage,
+            "reverie.actor": ACTOR_OF.get(prompt.stage, prompt.stage),
         }
         services.model_calls.add(1, {**base, "reverie.model.outcome": outcome})
         services.token_usage.record(usage.input_tokens, {**base, "gen_ai.token.type": "input"})
         services.token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
         detail = {
+            "question": prompt.stage,
             "model": model.name,
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
@@ -64,7 +67,7 @@ async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer 
                 LedgerRecord(
                     ts=services.now(),
                     namespace=namespace,
-                    actor=prompt.stage,
+                    actor=ACTOR_OF.get(prompt.stage, prompt.stage),
                     action="model_call",
                     decision=outcome.upper(),
                     entry_id=None,
@@ -107,7 +110,8 @@ def _checked(answer: object, prompt: Prompt) -> Answer | Deferred:
 def calls_per_stage(
     conn: sqlite3.Connection, namespace: str | None = None
 ) -> dict[str, dict[str, int]]:
-    """Model calls, deferrals and tokens per stage, from the ledger."""
+    """Model calls, deferrals and tokens per actor, from the ledger (rows written before
+    the actors had one name each say the question's name: counted under the actor's)."""
     sql = (
         "SELECT actor, decision, count(*), sum(json_extract(detail, '$.input_tokens')),"
         " sum(json_extract(detail, '$.output_tokens')) FROM ledger WHERE action = 'model_call'"
@@ -121,7 +125,8 @@ def calls_per_stage(
         sql + " GROUP BY actor, decision", params
     ):
         row = out.setdefault(
-            actor, {"calls": 0, "deferred": 0, "input_tokens": 0, "output_tokens": 0}
+            ACTOR_OF.get(actor, actor),
+            {"calls": 0, "deferred": 0, "input_tokens": 0, "output_tokens": 0},
         )
         row["calls"] += count
         if decision == "DEFERRED":

@@ -14,6 +14,8 @@ FLUSH: Final = "flush"
 DISTILL: Final = "distill"
 LINT: Final = "lint"
 PROMOTE: Final = "promote"
+ACTOR_OF: Final = {FLUSH: "flusher", DISTILL: "distiller", LINT: "linter", PROMOTE: "promoter"}
+"""The actor that asks each question: its one name in the ledger and in call counts."""
 
 FLUSH_SCHEMA: Final = Schema(
     (
