@@ -81,9 +81,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "cap-refresh",
-        "reverie/actors/writer.py",
-        'self._check_cap("memory", live, {entry.id: fresh.rendered})',
-        "pass",
+        "reverie/actors/rule_refresh.py",
+        "if entries.usage_after(live, {rule.id: fresh.rendered}) > cfg.caps.memory:",
+        "if False:",
         "no cap check on the promoted-rule refresh after a correction",
         (
             "tests/test_invariants.py::test_a_promoted_rule_refresh_over_the_cap_is_skipped",

@@ -180,6 +180,7 @@ async def test_a_promoted_rule_refresh_over_the_cap_is_skipped(
                 },
             )
         assert again["decision"] == "SUPERSEDE"  # the correction lands; the rule is not refreshed
+        await rv.wait_idle()  # the promoter has handled the ask
         assert [e.id for e in await ns.entries("memory")][0] == rule.id
         assert db_counts(tmp_path)["entries"] == entries_before  # no entry written
         assert "45s" in (tmp_path / "a" / "MEMORY.md").read_text()

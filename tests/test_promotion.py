@@ -8,12 +8,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import reverie
 from reverie import Config, ManualClock
 from reverie.actors.promoter import DONE_IDS, Promoter
+from reverie.bus.messages import PromotedFactChanged
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.stores import review_state
@@ -215,7 +217,8 @@ async def test_a_corrected_promoted_fact_refreshes_its_rule(
     rv: reverie.Reverie, clock: ManualClock
 ) -> None:
     """MEMORY.md never keeps citing a value its topic has corrected: the correction rewrites
-    the promoted rule in the same transaction, and the new value is not promoted twice."""
+    the promoted rule (the promoter does, asked by the correction's own transaction), and
+    the new value is not promoted twice."""
     await corrected(rv, "deploy", "deploy timeout for /srv/api", "30s", "45s")
     clock.advance(timedelta(days=3))
     assert promoter_stage(await rv.review())["promoted"] == 1
@@ -230,6 +233,7 @@ async def test_a_corrected_promoted_fact_refreshes_its_rule(
             },
         )
     assert again["decision"] == "SUPERSEDE"
+    await rv.wait_idle()
     [fresh] = await rv.namespace("a").entries("memory")
     assert "60s" in fresh.content and "/srv/api" in fresh.content and fresh.id != rule.id
     assert "60s" in (rv.home / "a" / "MEMORY.md").read_text()
@@ -239,3 +243,33 @@ async def test_a_corrected_promoted_fact_refreshes_its_rule(
     assert promoter_stage(await rv.review())["candidates"] == 0
     assert len(await rv.namespace("a").entries("memory")) == 1
     assert (await rv.namespace("a").restore(rule.id))["decision"] == "RESTORED"  # undoable
+
+
+async def test_a_refresh_whose_message_was_lost_runs_at_the_next_pass(
+    rv: reverie.Reverie, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ask to refresh a promoted rule is a row of the correction's own transaction: a
+    message lost after the commit (a crash, here dropped on purpose) only delays the
+    refresh to the promoter's turn in the next review pass."""
+    await corrected(rv, "deploy", "deploy timeout for /srv/api", "30s", "45s")
+    clock.advance(timedelta(days=3))
+    assert promoter_stage(await rv.review())["promoted"] == 1
+    bus = rv.services.bus
+    tell = bus.tell
+
+    async def lossy(message: Any, **kwargs: Any) -> int:
+        return 0 if isinstance(message, PromotedFactChanged) else await tell(message, **kwargs)
+
+    monkeypatch.setattr(bus, "tell", lossy)
+    async with rv.namespace("a").session("s") as s:
+        content = "The deploy timeout for /srv/api is 60s"
+        args = {"action": "save", "topic": "deploy", "content": content}
+        assert (await s.call_tool("topic", args))["decision"] == "SUPERSEDE"
+    await rv.wait_idle()
+    assert "45s" in (rv.home / "a" / "MEMORY.md").read_text()  # the message never came
+    monkeypatch.undo()
+    await rv.review(force=True)
+    [rule] = await rv.namespace("a").entries("memory")
+    assert "60s" in rule.content and "60s" in (rv.home / "a" / "MEMORY.md").read_text()
+    await rv.review(force=True)  # handled once: the outbox is empty
+    assert len([r for r in await rv.namespace("a").ledger() if r.action == "refresh"]) == 1

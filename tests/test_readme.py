@@ -38,7 +38,7 @@ def test_the_loop_example_runs(tmp_path: Path) -> None:
     lines = run_example(1, tmp_path)
     assert lines[0] == "['name: Alice']"
     assert lines[1] == "['linter', 'distiller', 'promoter', 'curator']"
-    assert "'flush'" in lines[2]  # one question: a durable lesson? (the rest by rules)
+    assert "'flusher'" in lines[2]  # one question: a durable lesson? (the rest by rules)
 
 
 def test_readme_opens_with_the_two_commands() -> None:

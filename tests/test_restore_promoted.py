@@ -50,6 +50,7 @@ async def test_restore_refreshes_the_promoted_rule(rv: reverie.Reverie, clock: M
     transaction (the old code left "45s" in MEMORY.md)."""
     first, _ = await promoted(rv, clock)
     back = ok(await rv.namespace("a").restore(first), "SUPERSEDE")
+    await rv.wait_idle()  # the promoter's refresh, asked by the restore's transaction
     memory = (rv.home / "a" / "MEMORY.md").read_text()
     assert "45s" not in memory and "30s" in memory and "/srv/api" in memory
     [rule] = await rv.namespace("a").entries("memory")
@@ -70,6 +71,7 @@ async def test_restore_retires_a_rule_it_cannot_rewrite(tmp_path: Path, clock: M
     tight = Config().with_section("promoter", rewrite_chars=30)
     async with reverie.open(home, clock=clock, config=tight) as rv:
         ok(await rv.namespace("a").restore(first), "SUPERSEDE")
+        await rv.wait_idle()
         assert await rv.namespace("a").entries("memory") == []
         assert "45s" not in (home / "a" / "MEMORY.md").read_text()
         [retired] = [r for r in await rv.namespace("a").ledger() if r.action == "retire"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 
 import reverie
 from tests.chat_server import HOLD, ChatServer
+from tests.conftest import scalar
 from tests.local_http import base_url, serving
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +51,7 @@ def outcome(proc: subprocess.Popen[str]) -> dict[str, Any]:
 
 
 def count(home: Path, sql: str) -> int:
-    with sqlite3.connect(home / "reverie.db") as conn:
-        return int(conn.execute(sql).fetchone()[0])
+    return int(scalar(home, sql))
 
 
 async def seed(home: Path) -> None:

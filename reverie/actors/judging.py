@@ -4,6 +4,7 @@ metric, and a ledger row, so background cost is counted per stage and never hidd
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -32,55 +33,63 @@ async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer 
         if isinstance(answer, Resting):  # not asked: no call to count or record
             span.set_attribute("reverie.model.outcome", "resting")
             return answer
-        usage = answer.usage
         outcome = "answered" if isinstance(answer, Answer) else "deferred"
-        span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-        span.set_attribute("reverie.model.attempts", usage.calls)
-        span.set_attribute("reverie.model.outcome", outcome)
-        if isinstance(answer, Deferred):
-            span.set_status(Status(StatusCode.ERROR, answer.reason))
-        base = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": model.name,
-            "reverie.stage": prompt.stage,
-            "reverie.actor": ACTOR_OF.get(prompt.stage, prompt.stage),
-        }
-        services.model_calls.add(1, {**base, "reverie.model.outcome": outcome})
-        services.token_usage.record(usage.input_tokens, {**base, "gen_ai.token.type": "input"})
-        services.token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
-        detail = {
-            "question": prompt.stage,
-            "model": model.name,
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "attempts": usage.calls,
-            "prompt_chars": len(prompt.system) + len(prompt.user),
-        }
-        if isinstance(answer, Deferred):
-            detail["reason"] = answer.reason
-        trace_id = trace_id_hex()
-
-        def record(conn: sqlite3.Connection) -> None:
-            ledger.append(
-                conn,
-                LedgerRecord(
-                    ts=services.now(),
-                    namespace=namespace,
-                    actor=ACTOR_OF.get(prompt.stage, prompt.stage),
-                    action="model_call",
-                    decision=outcome.upper(),
-                    entry_id=None,
-                    trace_id=trace_id,
-                    detail=detail,
-                ),
-            )
-
+        _measure(services, span, prompt, answer, outcome)
+        record = _record(services, namespace, prompt, answer, outcome)
         try:
-            await services.db.write(record)
+            await services.db.write(lambda conn: ledger.append(conn, record))
         except Exception as exc:  # the count is lost, the answer is not
             log.warning("model_call_not_recorded", stage=prompt.stage, error=repr(exc))
         return answer
+
+
+def _measure(
+    services: Services, span: Any, prompt: Prompt, answer: Answer | Deferred, outcome: str
+) -> None:
+    """The call on its span and in the call and token metrics."""
+    usage = answer.usage
+    span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+    span.set_attribute("reverie.model.attempts", usage.calls)
+    span.set_attribute("reverie.model.outcome", outcome)
+    if isinstance(answer, Deferred):
+        span.set_status(Status(StatusCode.ERROR, answer.reason))
+    base = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": services.model.name,
+        "reverie.stage": prompt.stage,
+        "reverie.actor": ACTOR_OF.get(prompt.stage, prompt.stage),
+    }
+    services.model_calls.add(1, {**base, "reverie.model.outcome": outcome})
+    services.token_usage.record(usage.input_tokens, {**base, "gen_ai.token.type": "input"})
+    services.token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
+
+
+def _record(
+    services: Services, namespace: str, prompt: Prompt, answer: Answer | Deferred, outcome: str
+) -> LedgerRecord:
+    """The call's ledger row, under the asking actor's name."""
+    usage = answer.usage
+    detail: dict[str, Any] = {
+        "question": prompt.stage,
+        "model": services.model.name,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "attempts": usage.calls,
+        "prompt_chars": len(prompt.system) + len(prompt.user),
+    }
+    if isinstance(answer, Deferred):
+        detail["reason"] = answer.reason
+    return LedgerRecord(
+        ts=services.now(),
+        namespace=namespace,
+        actor=ACTOR_OF.get(prompt.stage, prompt.stage),
+        action="model_call",
+        decision=outcome.upper(),
+        entry_id=None,
+        trace_id=trace_id_hex(),
+        detail=detail,
+    )
 
 
 async def _judge(model: Model, prompt: Prompt) -> Answer | Deferred:

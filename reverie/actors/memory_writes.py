@@ -126,13 +126,15 @@ class MemoryWrites(WriteBase):
             return self._add_entry(conn, call, live, fresh)
         assert cmd.old_text is not None
         entry = self._match(live, cmd.old_text, target)
-        if cmd.action == "replace":
-            assert cmd.content is not None
-            fresh = self._new_entry(target, cmd.content, session, call.actor)
-            return self._replace(conn, call, live, entry, fresh)
-        if cmd.action == "remove":
-            return self._remove_entry(conn, call, live, entry)
-        return self._reinforce_entry(conn, call, live, entry)
+        match cmd.action:
+            case "replace":
+                assert cmd.content is not None
+                fresh = self._new_entry(target, cmd.content, session, call.actor)
+                return self._replace(conn, call, live, entry, fresh)
+            case "remove":
+                return self._remove_entry(conn, call, live, entry)
+            case _:
+                return self._reinforce_entry(conn, call, live, entry)
 
     def _add_entry(
         self, conn: sqlite3.Connection, call: ToolCall, live: list[Entry], fresh: Entry

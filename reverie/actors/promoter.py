@@ -23,8 +23,9 @@ from typing import Any
 from opentelemetry import trace
 
 from reverie.actors.judging import consult
+from reverie.actors.rule_refresh import refresh_all
 from reverie.actors.stage import Stage
-from reverie.bus.messages import PromoteDue, ToolCall
+from reverie.bus.messages import Envelope, PromotedFactChanged, PromoteDue, ToolCall
 from reverie.clock import iso
 from reverie.commands import MemoryCommand
 from reverie.errors import ReverieError
@@ -47,8 +48,28 @@ GENERATED_BY = frozenset({"promoter", "distiller", "linter", "reviewer", "curato
 class Promoter(Stage):
     name = "promoter"
     section = "promoter"
-    handles = (PromoteDue,)
+    handles = (PromoteDue, PromotedFactChanged)
     switch = "promotion_enabled"
+
+    async def on_receive(self, envelope: Envelope) -> Any:
+        message = envelope.message
+        if isinstance(message, PromotedFactChanged):
+            return await self.refresh()
+        if isinstance(message, PromoteDue) and message.refresh:
+            await self.refresh()
+        return await super().on_receive(envelope)
+
+    async def refresh(self) -> bool:
+        """Every pending refresh of a promoted rule (see :mod:`reverie.actors.rule_refresh`)
+        in one transaction; MEMORY.md rewritten once it committed."""
+        changed = await self.s.db.write(lambda conn: refresh_all(conn, self.s, self.namespace))
+        if changed:
+            await self.s.db.read(
+                lambda conn: self.project(
+                    lambda: self.s.projector.write_entries(conn, self.namespace, "memory")
+                )
+            )
+        return changed
 
     # -- 1. the rule gate ----------------------------------------------------------------
 
@@ -62,7 +83,7 @@ class Promoter(Stage):
             promoted = review_state.get(conn, self.namespace, promoted_key(fact.chain_id))
             entry = entries.get(conn, self.namespace, promoted) if promoted else None
             if entry is not None and entry.status == "live":
-                continue  # its chain's rule is in MEMORY.md already, kept current by the writer
+                continue  # its chain's rule is in MEMORY.md already, kept current by refresh
             own = generated.norms(conn, self.namespace, before=fact.created_at)
             if generated.is_generated(fact.content, own):
                 continue

@@ -34,7 +34,7 @@ import anyio
 from reverie.actors.context import Services
 from reverie.bus.actor import Actor
 from reverie.bus.bus import ActorDisabled, OverBudget
-from reverie.bus.messages import REVIEW_ORDER, Envelope, ReviewDue, StageDue
+from reverie.bus.messages import REVIEW_ORDER, Envelope, PromoteDue, ReviewDue, StageDue
 from reverie.bus.replies import Pending, StageOutcome
 from reverie.clock import iso
 from reverie.errors import ReverieError, map_store_errors
@@ -46,6 +46,7 @@ from reverie.telemetry.tracing import trace_id_hex
 log = get_logger("reverie.reviewer")
 
 LAST_PASS = "review:last_pass"
+REFRESHES = "refreshes pending"  # not a key: whether the promoter has refreshes to run
 NOTHING_NEW = "nothing new since the last pass"
 
 
@@ -86,6 +87,8 @@ class Reviewer(Actor):
         try:
             for name, message_type in REVIEW_ORDER:
                 ask = message_type(self.namespace, stamps.get(_last_key(name)), known=True)
+                if isinstance(ask, PromoteDue) and stamps.get(REFRESHES):
+                    ask = PromoteDue(self.namespace, ask.last_run, known=True, refresh=True)
                 outcomes.append(await self._turn(name, ask, report.setdefault("stages", [])))
             complete = True
         finally:
@@ -172,6 +175,7 @@ class Reviewer(Actor):
         if not review_state.acquire_lease(conn, self._lease, self.holder, iso(now), expires):
             return False, "another process is running a review pass", {}
         review_state.put(conn, self.namespace, LAST_PASS, iso(now), iso(now))
+        stamps[REFRESHES] = bool(review_state.refreshes(conn, self.namespace))
         return True, "", stamps
 
     @property

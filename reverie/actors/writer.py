@@ -22,7 +22,9 @@ from reverie.actors.write_base import Decision, Outcome, Projection, error_resul
 from reverie.bus.messages import (
     CallLookup,
     Envelope,
+    Message,
     PinSkill,
+    PromotedFactChanged,
     Restore,
     SkillUsed,
     ToolCall,
@@ -30,10 +32,9 @@ from reverie.bus.messages import (
     TurnRecord,
 )
 from reverie.commands import MemoryCommand, TopicCommand
-from reverie.errors import StoreBusy, StoreError, ToolInputError, quoted
-from reverie.rules.consolidation import rewrite, rewrite_problem
+from reverie.errors import ReverieError, StoreBusy, StoreError, ToolInputError, quoted
 from reverie.rules.secrets import redact
-from reverie.stores import calls, entries, episodes, generated, review_state, topics
+from reverie.stores import calls, entries, episodes, review_state, topics
 from reverie.stores.records import Episode, Fact
 from reverie.stores.review_state import promoted_key
 
@@ -54,6 +55,18 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         return self.cfg.writer.timeout_s
 
     async def on_receive(self, envelope: Envelope) -> Any:
+        self._follow: list[Message] = []  # what this write asks of other actors, once committed
+        try:
+            return await self._receive(envelope)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for message in self._follow:  # an ask of a write rolled back finds no row
+                    try:
+                        await self.s.bus.tell(message, cause=envelope)
+                    except ReverieError:  # closing: the promoter's next turn finds the row
+                        pass
+
+    async def _receive(self, envelope: Envelope) -> Any:
         message = envelope.message
         if isinstance(message, TurnRecord):
             return await self._turn(message, envelope)
@@ -136,74 +149,32 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         done = await self.s.db.read(lambda conn: calls.get(conn, self.namespace, call_id))
         return None if done is None else done.result
 
-    # -- keeping a promoted rule current ---------------------------------------------------
+    # -- keeping a promoted rule current: the promoter's, asked through an outbox ---------
 
     def _after_supersede(self, conn: sqlite3.Connection, old: Fact, new: Fact) -> list[Projection]:
-        """A correction of a fact that was promoted into MEMORY.md rewrites that rule too, by
-        the promotion rules (no model call), so the memory injected every turn never keeps
-        citing the old value. Skipped — and left to the linter to report — when the rewrite
-        fails its checks, would duplicate another entry or would overflow the cap."""
-        key = promoted_key(old.chain_id)
-        entry_id = review_state.get(conn, self.namespace, key)
-        entry = entries.get(conn, self.namespace, entry_id) if entry_id else None
-        if entry is None or entry.status != "live":
-            return []
-        limit = self.cfg.promoter.rewrite_chars
-        text = rewrite(new.content, new.topic, limit)
-        if rewrite_problem(text, new.content, new.topic, limit) is not None:
-            return []
-        live = entries.live(conn, self.namespace, "memory")
-        if self._twin(live, text, skip=entry.id) is not None:
-            return []
-        fresh = self._new_entry("memory", text, new.session_id, "promoter")
-        try:
-            self._check_cap("memory", live, {entry.id: fresh.rendered})
-        except ToolInputError:
-            return []
-        entries.end(conn, entry.id, "replaced", fresh.created_at, replaced_by=fresh.id)
-        entries.insert(conn, fresh)
-        review_state.put(conn, self.namespace, key, fresh.id, fresh.created_at)
-        generated.remember(conn, self.namespace, text, f"promoter:{new.chain_id}", fresh.created_at)
-        self._audit(
-            conn,
-            actor="promoter",
-            action="refresh",
-            decision=Decision.REPLACED,
-            entry_id=fresh.id,
-            target="memory",
-            session_id=new.session_id,
-            before={"entry_id": entry.id, "content": entry.content},
-            after={"entry_id": fresh.id, "content": fresh.content},
-            detail={"chain_id": new.chain_id, "fact_id": new.id, "superseded": old.id},
-        )
-        return [self._entry_projection("memory")]
+        """A correction of a fact that was promoted into MEMORY.md asks the promoter to
+        refresh that rule: the ask is a row of this very transaction, and the message that
+        wakes the promoter follows the commit (so nothing is lost between them)."""
+        return self._ask_refresh(conn, old, new, restored=False)
 
     def _after_restore(
         self, conn: sqlite3.Connection, undone: Fact, back: Fact
     ) -> list[Projection]:
-        """Restoring an earlier value refreshes a promoted rule as a correction does; a rule
-        that cannot be rewritten is retired instead (it states the value just undone; the
-        ledger keeps it, and ``restore`` brings it back)."""
-        refreshed = self._after_supersede(conn, undone, back)
-        if refreshed:
-            return refreshed
-        entry_id = review_state.get(conn, self.namespace, promoted_key(undone.chain_id))
+        """Restoring an earlier value asks for the refresh as a correction does; a rule the
+        promoter cannot rewrite is then retired (it states the value just undone)."""
+        return self._ask_refresh(conn, undone, back, restored=True)
+
+    def _ask_refresh(
+        self, conn: sqlite3.Connection, old: Fact, new: Fact, *, restored: bool
+    ) -> list[Projection]:
+        entry_id = review_state.get(conn, self.namespace, promoted_key(old.chain_id))
         entry = entries.get(conn, self.namespace, entry_id) if entry_id else None
         if entry is None or entry.status != "live":
             return []
-        entries.end(conn, entry.id, "removed", self.s.now())
-        self._audit(
-            conn,
-            actor="restore",
-            action="retire",
-            decision=Decision.REMOVED,
-            entry_id=entry.id,
-            target="memory",
-            session_id=None,
-            before={"content": entry.content},
-            detail={"chain_id": undone.chain_id, "undone": undone.id, "restored": back.id},
-        )
-        return [self._entry_projection("memory")]
+        ask = {"fact_id": new.id, "old_id": old.id, "restored": restored}
+        review_state.ask_refresh(conn, self.namespace, old.chain_id, ask, self.s.now())
+        self._follow.append(PromotedFactChanged(self.namespace, old.chain_id))
+        return []
 
     # -- restore ------------------------------------------------------------------------
 

@@ -73,7 +73,10 @@ class DistillDue(StageDue):
 
 @dataclass(frozen=True, slots=True)
 class PromoteDue(StageDue):
-    """L6, the promoter's turn in a pass."""
+    """L6, the promoter's turn in a pass; ``refresh``: asks to refresh promoted rules are
+    pending (their message was lost to a crash, or the promoter was busy)."""
+
+    refresh: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,16 @@ REVIEW_ORDER: tuple[tuple[str, type[StageDue]], ...] = (
     ("curator", CurateDue),
 )
 """The seed's order of a pass (L5 → L4 → L6 → L7): each stage by its actor's name."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromotedFactChanged(Message):
+    """The writer corrected (or restored) a fact whose chain was promoted into MEMORY.md:
+    the promoter refreshes that rule. Sent after the write's commit; the ask itself is a
+    row the write committed (``review_state.REFRESH``), so a crash between the commit and
+    the message only delays the refresh to the promoter's next turn."""
+
+    chain_id: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,3 +90,29 @@ def quiet(conn: sqlite3.Connection, now: str, namespace: str | None = None) -> s
 def promoted_key(chain_id: str) -> str:
     """The key naming the MEMORY.md entry a chain was promoted into."""
     return f"promoted:{chain_id}"
+
+
+REFRESH = "refresh:"
+"""The outbox of promoted rules to refresh: one row per chain, written by the writer in
+the transaction of the correction (or restore), removed by the promoter once handled."""
+
+
+def ask_refresh(
+    conn: sqlite3.Connection, namespace: str, chain_id: str, ask: dict[str, Any], when: str
+) -> None:
+    """Ask the promoter to refresh the rule promoted from ``chain_id`` (a later ask for the
+    same chain replaces an earlier one: the rule follows the chain's newest value)."""
+    put(conn, namespace, REFRESH + chain_id, ask, when)
+
+
+def refreshes(conn: sqlite3.Connection, namespace: str) -> dict[str, dict[str, Any]]:
+    """The pending refresh asks of a namespace, by chain id."""
+    rows = conn.execute(
+        "SELECT key, value FROM review_state WHERE namespace = ? AND key >= ? AND key < ?",
+        (namespace, REFRESH, REFRESH[:-1] + chr(ord(REFRESH[-1]) + 1)),
+    )
+    return {key[len(REFRESH) :]: json.loads(value) for key, value in rows}
+
+
+def drop(conn: sqlite3.Connection, namespace: str, key: str) -> None:
+    conn.execute("DELETE FROM review_state WHERE namespace = ? AND key = ?", (namespace, key))
