@@ -559,7 +559,10 @@ class Session:
     async def __aexit__(self, *exc: object) -> None:
         if self._state is State.OPEN:
             self._state = State.CLOSED
-            await self._tell(SessionEnded(self.namespace.name, self.id))
+            try:  # the extractor's catch-up; the next flush does it anyway
+                await self._tell(SessionEnded(self.namespace.name, self.id))
+            except ReverieError as exc:  # the runtime is closing: never mask the host's error
+                log.debug("session_end_not_sent", session=self.id, error=str(exc))
 
     @property
     def snapshot(self) -> Snapshot:

@@ -200,3 +200,18 @@ async def test_a_message_cancelled_before_it_was_sent_leaves_no_actor_waiting(
         assert bus.statistics() == {}
         assert await bus.ask(Ping("a", 2)) == 4
     assert [x[1] for x in Recorder.log if x[0] == "got"] == [2]
+
+
+async def test_an_offer_never_waits_for_a_full_mailbox(spans: Any) -> None:
+    """``offer`` reaches an actor with room and skips one whose mailbox is full, at once."""
+    Recorder.gate = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans, size=1)
+        assert bus.offer(Ping("a", 1)) == 1  # taken up, held at the gate
+        await anyio.wait_all_tasks_blocked()
+        assert bus.offer(Ping("a", 2)) == 1  # fills the one slot
+        assert bus.offer(Ping("a", 3)) == 0  # full: not sent, and no wait
+        Recorder.gate.set()
+        await bus.wait_idle()
+        assert bus.statistics() == {}
+    assert [x[1] for x in Recorder.log if x[0] == "got"] == [1, 2]

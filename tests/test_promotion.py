@@ -255,12 +255,12 @@ async def test_a_refresh_whose_message_was_lost_runs_at_the_next_pass(
     clock.advance(timedelta(days=3))
     assert promoter_stage(await rv.review())["promoted"] == 1
     bus = rv.services.bus
-    tell = bus.tell
+    offer = bus.offer
 
-    async def lossy(message: Any, **kwargs: Any) -> int:
-        return 0 if isinstance(message, PromotedFactChanged) else await tell(message, **kwargs)
+    def lossy(message: Any, **kwargs: Any) -> int:
+        return 0 if isinstance(message, PromotedFactChanged) else offer(message, **kwargs)
 
-    monkeypatch.setattr(bus, "tell", lossy)
+    monkeypatch.setattr(bus, "offer", lossy)
     async with rv.namespace("a").session("s") as s:
         content = "The deploy timeout for /srv/api is 60s"
         args = {"action": "save", "topic": "deploy", "content": content}
@@ -273,3 +273,28 @@ async def test_a_refresh_whose_message_was_lost_runs_at_the_next_pass(
     assert "60s" in rule.content and "60s" in (rv.home / "a" / "MEMORY.md").read_text()
     await rv.review(force=True)  # handled once: the outbox is empty
     assert len([r for r in await rv.namespace("a").ledger() if r.action == "refresh"]) == 1
+
+
+async def test_promotion_switched_off_still_keeps_promoted_rules_current(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """``promotion_enabled = false`` stops new promotions, not the refresh of a rule
+    promoted before: MEMORY.md never keeps a corrected value, and no ask is left over."""
+    home = tmp_path / "home"
+    async with reverie.open(home, clock=clock) as rv:
+        await corrected(rv, "deploy", "deploy timeout for /srv/api", "30s", "45s")
+        clock.advance(timedelta(days=3))
+        assert promoter_stage(await rv.review())["promoted"] == 1
+    off = Config().with_section("promoter", promotion_enabled=False)
+    async with reverie.open(home, clock=clock, config=off) as rv:
+        async with rv.namespace("a").session("s") as s:
+            content = "The deploy timeout for /srv/api is 60s"
+            args = {"action": "save", "topic": "deploy", "content": content}
+            assert (await s.call_tool("topic", args))["decision"] == "SUPERSEDE"
+        await rv.wait_idle()
+        [rule] = await rv.namespace("a").entries("memory")
+        assert "60s" in rule.content
+        report = await rv.review(force=True)
+        assert promoter_stage(report)["status"] == "disabled"
+        pending = await rv.services.db.read(lambda conn: review_state.refreshes(conn, "a"))
+        assert pending == {}

@@ -74,6 +74,12 @@ class Curator(Stage):
     section = "curator"
     handles = (CurateDue, Curate)
 
+    @property
+    def enabled(self) -> bool:
+        """Always on the bus: the curator's switch stops its dry run in a pass, never an
+        archive or restore the host asks for (an archive must stay undoable)."""
+        return True
+
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
         if not isinstance(message, Curate):

@@ -51,6 +51,12 @@ class Promoter(Stage):
     handles = (PromoteDue, PromotedFactChanged)
     switch = "promotion_enabled"
 
+    @property
+    def enabled(self) -> bool:
+        """Always on the bus: ``promotion_enabled`` stops new promotions (the pass's turn),
+        never the refresh of a rule promoted before, which MEMORY.md must keep current."""
+        return True
+
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
         if isinstance(message, PromotedFactChanged):

@@ -50,6 +50,8 @@ class Stage(Actor):
         """Its turn in a pass: run if due, else say when it is next due."""
         message = envelope.message
         assert isinstance(message, StageDue)
+        if not self.switched_on:
+            return StageOutcome(self.name, {"stage": self.name, "status": "disabled"})
         if message.known:
             self.know(message.last_run)
         self.pending = [] if message.in_pass else None
@@ -91,9 +93,15 @@ class Stage(Actor):
         return getattr(self.s.config, self.section)
 
     @property
-    def enabled(self) -> bool:
-        """The kill switch."""
+    def switched_on(self) -> bool:
+        """The stage's kill switch, for its turn in a pass."""
         return bool(getattr(self.cfg, self.switch))
+
+    @property
+    def enabled(self) -> bool:
+        """The actor's switch on the bus: the stage's own, unless the actor has work beyond
+        its turn in a pass that the switch must not stop (see the promoter, the curator)."""
+        return self.switched_on
 
     @property
     def budget_s(self) -> float:

@@ -32,7 +32,7 @@ from reverie.bus.messages import (
     TurnRecord,
 )
 from reverie.commands import MemoryCommand, TopicCommand
-from reverie.errors import ReverieError, StoreBusy, StoreError, ToolInputError, quoted
+from reverie.errors import StoreBusy, StoreError, ToolInputError, quoted
 from reverie.rules.secrets import redact
 from reverie.stores import calls, entries, episodes, review_state, topics
 from reverie.stores.records import Episode, Fact
@@ -59,12 +59,10 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         try:
             return await self._receive(envelope)
         finally:
-            with anyio.CancelScope(shield=True):
-                for message in self._follow:  # an ask of a write rolled back finds no row
-                    try:
-                        await self.s.bus.tell(message, cause=envelope)
-                    except ReverieError:  # closing: the promoter's next turn finds the row
-                        pass
+            for message in self._follow:  # an ask of a write rolled back finds no row
+                # never waits on the promoter: a full mailbox, a disabled promoter or a
+                # closing runtime leave the ask to the row, run at the promoter's next turn
+                self.s.bus.offer(message, cause=envelope)
 
     async def _receive(self, envelope: Envelope) -> Any:
         message = envelope.message

@@ -121,23 +121,58 @@ class Bus:
             reply.abandon(ClosedError("the asker was cancelled"))
             raise
 
+    def offer(self, message: Message, *, cause: Envelope | None = None) -> int:
+        """Tell without waiting: a subscriber whose mailbox is full (or that is disabled, or
+        a runtime that is closing) does not get it. For messages whose work is recorded
+        elsewhere too (an outbox row), so that the sender never waits on the receiver.
+        Returns how many actors it reached."""
+        if self._closed:
+            return 0
+        reached = 0
+        for kind, factory in self._routes.get(type(message), []):
+            envelope = Envelope(message, cause_id=cause.id if cause else None)
+            key = (kind, message.namespace)
+            box = self._mailbox(kind, factory, envelope)
+            if box is None:
+                continue
+            box.pending += 1
+            try:
+                box.send.send_nowait(envelope)
+            except anyio.WouldBlock:
+                box.pending -= 1
+                if box.pending == 0:
+                    self._retire(key, box)
+                continue
+            reached += 1
+        return reached
+
+    def _mailbox(self, kind: str, factory: ActorFactory, envelope: Envelope) -> _Mailbox | None:
+        """The actor's mailbox for the envelope's namespace, its actor started when new;
+        None when the actor is disabled (an ask is failed so)."""
+        key = (kind, envelope.message.namespace)
+        box = self._mailboxes.get(key)
+        if box is not None:
+            return box
+        actor = factory(envelope.message.namespace)
+        if not actor.enabled:
+            if envelope.reply is not None:
+                envelope.reply.fail(ActorDisabled(f"{kind} is disabled by configuration"))
+            return None
+        send, receive = anyio.create_memory_object_stream[Envelope](self._settings.mailbox_size)
+        box = _Mailbox(send, receive)
+        self._mailboxes[key] = box
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        self._tg.start_soon(self._run, kind, key, actor, box)
+        return box
+
     async def _deliver(self, kind: str, factory: ActorFactory, envelope: Envelope) -> None:
         if self._closed:
             raise ClosedError("the runtime is closing; no new messages are accepted")
         key = (kind, envelope.message.namespace)
-        box = self._mailboxes.get(key)
+        box = self._mailbox(kind, factory, envelope)
         if box is None:
-            actor = factory(envelope.message.namespace)
-            if not actor.enabled:
-                if envelope.reply is not None:
-                    envelope.reply.fail(ActorDisabled(f"{kind} is disabled by configuration"))
-                return
-            send, receive = anyio.create_memory_object_stream[Envelope](self._settings.mailbox_size)
-            box = _Mailbox(send, receive)
-            self._mailboxes[key] = box
-            if self._idle.is_set():
-                self._idle = anyio.Event()
-            self._tg.start_soon(self._run, kind, key, actor, box)
+            return
         box.pending += 1
         if envelope.reply is not None:
             box.asks.append(envelope.reply)
