@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import reverie
 from reverie import Config, ManualClock
+from reverie.actors.curator import Curator
 from reverie.actors.distiller import Distiller
 from reverie.actors.linter import Linter
 from reverie.actors.reviewer import NOTHING_NEW
@@ -607,3 +608,30 @@ async def test_pre_compact_waits_for_its_own_namespace_only(
                     flushes = [r for r in await rv.namespace("b").ledger() if r.action == "flush"]
                     assert flushes and flushes[0].detail["trigger"] == "pre_compact"
                 chat.release.set()
+
+
+async def test_a_write_that_lands_during_a_pass_keeps_the_namespace_unquiet(
+    rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass whose stages looked before a write landed does not mark the namespace quiet
+    (the stages never saw that write): the next pass runs instead of being skipped."""
+    await save(rv, "deploy", "The deploy region is eu-west-1")
+    await rv.wait_idle()
+    entered, release = anyio.Event(), anyio.Event()
+    curate = Curator.run
+
+    async def held(self: Curator) -> dict[str, Any]:
+        entered.set()
+        await release.wait()
+        return await curate(self)
+
+    monkeypatch.setattr(Curator, "run", held)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(rv.review, True)
+        await entered.wait()  # the linter and distiller have looked already
+        await save(rv, "oncall", "The pager rotation changes on Mondays")
+        release.set()
+    monkeypatch.undo()
+    again = await rv.namespace("a").review(force=True)
+    assert again["ran"], again.get("reason")
+    assert again.get("reason") != NOTHING_NEW

@@ -47,6 +47,9 @@ log = get_logger("reverie.reviewer")
 
 LAST_PASS = "review:last_pass"
 REFRESHES = "refreshes pending"  # not a key: whether the promoter has refreshes to run
+BEGAN_AT = "ledger seq at the pass's start"  # not a key either
+REVIEWERS = frozenset({"reviewer", *(name for name, _ in REVIEW_ORDER)})
+"""Whose ledger rows a pass writes itself (the promoter's writes included)."""
 NOTHING_NEW = "nothing new since the last pass"
 
 
@@ -95,7 +98,7 @@ class Reviewer(Actor):
             report.setdefault("stages", [])
             report["duration_ms"] = round((anyio.current_time() - started) * 1000, 3)
             with anyio.CancelScope(shield=True):
-                await self._close(report, outcomes if complete else None)
+                await self._close(report, outcomes if complete else None, stamps[BEGAN_AT])
         report["text"] = render(report)
         return report
 
@@ -119,11 +122,13 @@ class Reviewer(Actor):
         return outcome
 
     async def _close(
-        self, report: dict[str, Any], outcomes: list[StageOutcome | None] | None
+        self, report: dict[str, Any], outcomes: list[StageOutcome | None] | None, began_at: int
     ) -> None:
         """The closing transaction, then the jsonl records and what follows the landing."""
         pending = [item for out in outcomes or () if out is not None for item in out.pending]
-        landed = await self.s.db.write(lambda conn: self._end(conn, report, outcomes, pending))
+        landed = await self.s.db.write(
+            lambda conn: self._end(conn, report, outcomes, pending, began_at)
+        )
         if any(item.records for item in landed):
             await anyio.to_thread.run_sync(_append_logs, landed)
         if any(item.landed for item in landed):
@@ -158,7 +163,7 @@ class Reviewer(Actor):
 
     def _begin(
         self, conn: sqlite3.Connection, now: datetime, force: bool
-    ) -> tuple[bool, str, dict[str, str]]:
+    ) -> tuple[bool, str, dict[str, Any]]:
         """Quiet mark, cooldown and lease in one transaction, which also reads every stage's
         last run for its due-check (one read for the pass, not one per stage)."""
         if review_state.quiet(conn, iso(now), self.namespace):
@@ -176,6 +181,7 @@ class Reviewer(Actor):
             return False, "another process is running a review pass", {}
         review_state.put(conn, self.namespace, LAST_PASS, iso(now), iso(now))
         stamps[REFRESHES] = bool(review_state.refreshes(conn, self.namespace))
+        stamps[BEGAN_AT] = review_state.last_seq(conn, self.namespace)
         return True, "", stamps
 
     @property
@@ -188,11 +194,13 @@ class Reviewer(Actor):
         report: dict[str, Any],
         outcomes: list[StageOutcome | None] | None,
         pending: list[Pending],
+        began_at: int,
     ) -> list[Pending]:
         """The pass's one closing transaction: the stages' deferred writes, the lease back,
         the pass in the ledger, and the quiet mark when nothing is left for later (only
-        after a complete pass: ``outcomes`` None means it was cut short). Returns the
-        deferred writes that landed."""
+        after a complete pass: ``outcomes`` None means it was cut short — and when no one
+        but the pass wrote since ledger row ``began_at``). Returns the deferred writes that
+        landed."""
         landed = _settle(conn, report["stages"], pending)
         until = self._quiet_until(report["stages"], outcomes) if outcomes is not None else ""
         review_state.release_lease(conn, self._lease, self.holder)
@@ -214,7 +222,9 @@ class Reviewer(Actor):
             ),
         )
         if until != "":
-            review_state.mark_quiet(conn, self.namespace, until, self.s.now())
+            # a write that landed while the pass ran may be one its stages never saw
+            if not review_state.written_since(conn, self.namespace, began_at, REVIEWERS):
+                review_state.mark_quiet(conn, self.namespace, until, self.s.now())
         return landed
 
 

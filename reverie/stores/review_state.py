@@ -71,6 +71,26 @@ def mark_quiet(conn: sqlite3.Connection, namespace: str, until: str | None, now:
     put(conn, namespace, QUIET, {"seq": seq, "until": until}, now)
 
 
+def last_seq(conn: sqlite3.Connection, namespace: str) -> int:
+    """The namespace's ledger position (0 before its first row)."""
+    row = fetchone(conn, "SELECT max(seq) FROM ledger WHERE namespace = ?", (namespace,))
+    return int(row[0]) if row is not None and row[0] is not None else 0
+
+
+def written_since(
+    conn: sqlite3.Connection, namespace: str, seq: int, reviewers: frozenset[str]
+) -> bool:
+    """Whether anyone but ``reviewers`` wrote to the namespace after ledger row ``seq``
+    (a write that landed while a pass ran, which that pass may not have seen)."""
+    marks = ", ".join("?" * len(reviewers))
+    row = fetchone(
+        conn,
+        f"SELECT 1 FROM ledger WHERE namespace = ? AND seq > ? AND actor NOT IN ({marks}) LIMIT 1",
+        (namespace, seq, *sorted(reviewers)),
+    )
+    return row is not None
+
+
 def quiet(conn: sqlite3.Connection, now: str, namespace: str | None = None) -> set[str]:
     """Namespaces with nothing new since their last quiet pass, in one query: no ledger row
     past the mark (an indexed max per namespace) and no stage due by the clock."""
