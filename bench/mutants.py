@@ -95,7 +95,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "review-lease",
         "reverie/actors/reviewer.py",
         "if not review_state.acquire_lease(conn, self._lease, self.holder, iso(now), expires):\n"
-        '            return False, "another process is running a review pass", {}',
+        '            return False, "another process is running a review pass", _NOT_BEGUN',
         "review_state.acquire_lease(conn, self._lease, self.holder, iso(now), expires)",
         "the reviewer takes the lease but never checks it is free",
         ("tests/test_review_lease.py",),

@@ -25,6 +25,7 @@ import math
 import os
 import sqlite3
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -46,11 +47,23 @@ from reverie.telemetry.tracing import trace_id_hex
 log = get_logger("reverie.reviewer")
 
 LAST_PASS = "review:last_pass"
-REFRESHES = "refreshes pending"  # not a key: whether the promoter has refreshes to run
-BEGAN_AT = "ledger seq at the pass's start"  # not a key either
 REVIEWERS = frozenset({"reviewer", *(name for name, _ in REVIEW_ORDER)})
 """Whose ledger rows a pass writes itself (the promoter's writes included)."""
 NOTHING_NEW = "nothing new since the last pass"
+
+
+@dataclass(frozen=True, slots=True)
+class _Start:
+    """What the transaction that began a pass read: every stage's last run, whether asks
+    to refresh promoted rules wait (the promoter runs them in its turn), and the ledger's
+    position (a write past it by anyone but the pass keeps the namespace unquiet)."""
+
+    stamps: dict[str, Any]
+    refreshes: bool = False
+    began_at: int = 0
+
+
+_NOT_BEGUN = _Start({})
 
 
 class Reviewer(Actor):
@@ -79,7 +92,7 @@ class Reviewer(Actor):
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         now = self.s.clock.now()
-        began, reason, stamps = await self.s.db.write(lambda conn: self._begin(conn, now, force))
+        began, reason, start = await self.s.db.write(lambda conn: self._begin(conn, now, force))
         report: dict[str, Any] = {"namespace": self.namespace, "ran": began, "force": force}
         if not began:
             report["reason"] = reason
@@ -89,16 +102,19 @@ class Reviewer(Actor):
         complete = False
         try:
             for name, message_type in REVIEW_ORDER:
-                ask = message_type(self.namespace, stamps.get(_last_key(name)), known=True)
-                if isinstance(ask, PromoteDue) and stamps.get(REFRESHES):
-                    ask = PromoteDue(self.namespace, ask.last_run, known=True, refresh=True)
+                last = start.stamps.get(_last_key(name))
+                ask = (
+                    PromoteDue(self.namespace, last, known=True, refresh=start.refreshes)
+                    if message_type is PromoteDue
+                    else message_type(self.namespace, last, known=True)
+                )
                 outcomes.append(await self._turn(name, ask, report.setdefault("stages", [])))
             complete = True
         finally:
             report.setdefault("stages", [])
             report["duration_ms"] = round((anyio.current_time() - started) * 1000, 3)
             with anyio.CancelScope(shield=True):
-                await self._close(report, outcomes if complete else None, stamps[BEGAN_AT])
+                await self._close(report, outcomes if complete else None, start.began_at)
         report["text"] = render(report)
         return report
 
@@ -163,11 +179,11 @@ class Reviewer(Actor):
 
     def _begin(
         self, conn: sqlite3.Connection, now: datetime, force: bool
-    ) -> tuple[bool, str, dict[str, Any]]:
+    ) -> tuple[bool, str, _Start]:
         """Quiet mark, cooldown and lease in one transaction, which also reads every stage's
         last run for its due-check (one read for the pass, not one per stage)."""
         if review_state.quiet(conn, iso(now), self.namespace):
-            return False, NOTHING_NEW, {}
+            return False, NOTHING_NEW, _NOT_BEGUN
         keys = [LAST_PASS, *(_last_key(name) for name, _ in REVIEW_ORDER)]
         stamps = review_state.values(conn, self.namespace, keys)
         if not force:
@@ -175,14 +191,13 @@ class Reviewer(Actor):
             if last is not None:
                 due = datetime.fromisoformat(last) + timedelta(hours=self.cfg.cooldown_h)
                 if now < due:
-                    return False, f"cooling down until {iso(due)}", {}
+                    return False, f"cooling down until {iso(due)}", _NOT_BEGUN
         expires = iso(now + timedelta(seconds=self.cfg.lease_s))
         if not review_state.acquire_lease(conn, self._lease, self.holder, iso(now), expires):
-            return False, "another process is running a review pass", {}
+            return False, "another process is running a review pass", _NOT_BEGUN
         review_state.put(conn, self.namespace, LAST_PASS, iso(now), iso(now))
-        stamps[REFRESHES] = bool(review_state.refreshes(conn, self.namespace))
-        stamps[BEGAN_AT] = review_state.last_seq(conn, self.namespace)
-        return True, "", stamps
+        refreshes = bool(review_state.refreshes(conn, self.namespace))
+        return True, "", _Start(stamps, refreshes, review_state.last_seq(conn, self.namespace))
 
     @property
     def _lease(self) -> str:
