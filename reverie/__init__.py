@@ -1,6 +1,5 @@
 """reverie: a daemon-less, self-learning memory loop for AI agents."""
 
-from reverie.actors.writer import Decision
 from reverie.clock import Clock, ManualClock, SystemClock
 from reverie.config import Config
 from reverie.embedding.openai_compat import OpenAIEmbedder
@@ -21,6 +20,7 @@ from reverie.errors import (
 from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
+from reverie.results import Decision, ToolResult
 from reverie.runtime import Namespace, Reverie, Session, open
 from reverie.snapshot import Snapshot
 from reverie.stores.records import (
@@ -66,6 +66,7 @@ __all__ = [
     "SystemClock",
     "TimeoutError",
     "ToolInputError",
+    "ToolResult",
     "WordLlamaEmbedder",
     "__version__",
     "open",

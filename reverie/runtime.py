@@ -30,7 +30,7 @@ from reverie.actors.linter import Linter
 from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
 from reverie.actors.stage import Stage
-from reverie.actors.writer import Writer, error_result
+from reverie.actors.writer import Writer
 from reverie.bus.bus import ActorDisabled, Bus
 from reverie.bus.messages import (
     CallLookup,
@@ -67,6 +67,7 @@ from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
 from reverie.names import DATABASE_FILE, Names, check_name
+from reverie.results import Decision, FactView, ToolResult, TopicListing, ok, refused
 from reverie.seams import check_plugged, home_path
 from reverie.snapshot import Snapshot, take
 from reverie.stores import (
@@ -464,12 +465,7 @@ class Namespace:
 
     async def restore(self, entry_id: str) -> dict[str, Any]:
         """Bring back a removed or replaced entry, or an earlier value of a fact."""
-        try:
-            result = await self.runtime.services.bus.ask(Restore(self.name, entry_id))
-        except ReverieError as exc:
-            return error_result(str(exc))
-        assert isinstance(result, dict)
-        return result
+        return await self._ask(Restore(self.name, entry_id))
 
     async def call_result(self, call_id: str) -> dict[str, Any] | None:
         """What a tool call made with ``call_id`` answered, if it committed; None when nothing
@@ -481,8 +477,8 @@ class Namespace:
             answer = await s.bus.ask(CallLookup(self.name, call_id))
         except ActorDisabled:  # no writer runs, so no call is in flight
             answer = await s.db.read(lambda conn: _stored_answer(conn, self.name, call_id))
-        assert answer is None or isinstance(answer, dict)
-        return answer
+        assert answer is None or isinstance(answer, ToolResult)
+        return None if answer is None else answer.to_dict()
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         """One review pass of this namespace now (see :meth:`Reverie.review`)."""
@@ -523,12 +519,13 @@ class Namespace:
         return await self._ask(Curate(self.name, restore=name))
 
     async def _ask(self, message: Any) -> dict[str, Any]:
+        """A write the writer (or the curator) answers, as the host-facing dict."""
         try:
             result = await self.runtime.services.bus.ask(message)
         except ReverieError as exc:
-            return error_result(str(exc))
-        assert isinstance(result, dict)
-        return result
+            return refused(str(exc)).to_dict()
+        assert isinstance(result, ToolResult)
+        return result.to_dict()
 
     async def episodes(self, after_id: int = 0) -> list[Episode]:
         """The episode log past ``after_id``, oldest first."""
@@ -605,25 +602,25 @@ class Session:
                 span.set_attribute(key, value)
             span.set_attribute("gen_ai.conversation.id", self.id)
             result = await self._call(runtime, name, arguments, call_id)
-            span.set_attribute("reverie.decision", result["decision"])
-            if result.get("entry_id"):
-                span.set_attribute("reverie.entry_id", result["entry_id"])
-            if result["decision"] == "ERROR":
-                span.set_status(Status(StatusCode.ERROR, bounded(result["error"])))
+            span.set_attribute("reverie.decision", result.decision.value)
+            if result.entry_id:
+                span.set_attribute("reverie.entry_id", result.entry_id)
+            if result.error is not None:
+                span.set_status(Status(StatusCode.ERROR, bounded(result.error)))
             if debug_wanted("reverie.runtime"):
                 log.debug(
                     "tool_call",
                     namespace=self.namespace.name,
                     session=self.id,
                     tool=tool,
-                    decision=result["decision"],
-                    entry_id=result.get("entry_id"),
+                    decision=result.decision.value,
+                    entry_id=result.entry_id,
                 )
-            return result
+            return result.to_dict()
 
     async def _call(
         self, runtime: Reverie, name: str, arguments: Any, call_id: str | None
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         try:
             self._open()
             command = parse_call(name, arguments, runtime.config.writer)
@@ -634,24 +631,22 @@ class Session:
             result = await runtime.services.bus.ask(
                 ToolCall(self.namespace.name, self.id, command, call_id=call_id)
             )
-            assert isinstance(result, dict)
+            assert isinstance(result, ToolResult)
             return result
         except ToolInputError as exc:
-            return error_result(str(exc))
+            return refused(str(exc))
         except errors.TimeoutError as exc:
             if exc.withdrawn:
-                return error_result(f"{exc}; retry the call")
+                return refused(f"{exc}; retry the call")
             where = "call_result(call_id)" if call_id else "the topic or entries"
-            return error_result(
-                f"{exc} (the database may be busy): read {where} before retrying"
-            )
+            return refused(f"{exc} (the database may be busy): read {where} before retrying")
         except ReverieError as exc:
-            return error_result(f"{exc}; nothing was written")
+            return refused(f"{exc}; nothing was written")
         except Exception as exc:  # never raise into the agent
             log.error("tool_call_failed", tool=agent_name(name), error=bounded(repr(exc)))
-            return error_result(f"internal error ({type(exc).__name__}); nothing was written")
+            return refused(f"internal error ({type(exc).__name__}); nothing was written")
 
-    async def _topic_read(self, command: TopicCommand) -> dict[str, Any]:
+    async def _topic_read(self, command: TopicCommand) -> ToolResult:
         name, runtime = self.namespace.name, self.namespace.runtime
         writer = runtime.config.writer
         limit, chars = writer.topic_read_facts, writer.topic_read_chars
@@ -735,11 +730,9 @@ def _flag(field: str, value: object) -> bool:
     return value
 
 
-def _stored_answer(
-    conn: sqlite3.Connection, namespace: str, call_id: str
-) -> dict[str, Any] | None:
+def _stored_answer(conn: sqlite3.Connection, namespace: str, call_id: str) -> ToolResult | None:
     done = calls.get(conn, namespace, call_id)
-    return None if done is None else done.result
+    return None if done is None else ToolResult.from_dict(done.result)
 
 
 def _check_call_id(call_id: object) -> None:
@@ -759,25 +752,16 @@ def _check_call_id(call_id: object) -> None:
 
 def _topic_answer(
     conn: sqlite3.Connection, namespace: str, command: TopicCommand, limit: int, chars: int
-) -> dict[str, Any]:
+) -> ToolResult:
     """The topic tool's read-only actions, answered from one consistent snapshot; a read
     shows at most ``limit`` facts and ``chars`` characters of them, newest first, and
     counts the rest."""
     if command.action == "list":
-        listing = [
-            {"topic": n, "facts": live, "superseded": old}
-            for n, live, old in topics.index(conn, namespace)
-        ]
-        return {
-            "ok": True,
-            "decision": "NOOP",
-            "entry_id": None,
-            "topics": listing,
-            "message": f"{len(listing)} topics",
-        }
+        listing = tuple(TopicListing(*row) for row in topics.index(conn, namespace))
+        return ok(Decision.NOOP, None, f"{len(listing)} topics", topics=listing)
     assert command.topic is not None
     if not topics.exists(conn, namespace, command.topic):
-        return error_result(f"no topic {quoted(command.topic)}; list the topics first")
+        return refused(f"no topic {quoted(command.topic)}; list the topics first")
     facts, total = topics.live_page(conn, namespace, command.topic, limit)
     shown, used = 0, 0
     for fact in facts:  # newest first, within the character budget (at least one fact)
@@ -787,16 +771,15 @@ def _topic_answer(
         shown += 1
     facts = facts[:shown]
     more = total - len(facts)
-    return {
-        "ok": True,
-        "decision": "NOOP",
-        "entry_id": None,
-        "topic": command.topic,
-        "facts": [{"entry_id": f.id, "content": f.content, "since": f.created_at} for f in facts],
-        "more": more,
-        "message": f"{total} live facts"
+    return ok(
+        Decision.NOOP,
+        None,
+        f"{total} live facts"
         + (f"; the newest {len(facts)} shown, {more} older not shown" if more else ""),
-    }
+        topic=command.topic,
+        facts=tuple(FactView(f.id, f.content, f.created_at) for f in facts),
+        more=more,
+    )
 
 
 def _configured_model(config: Config) -> Model:

@@ -19,10 +19,10 @@ from typing import Any
 
 from reverie.actors.context import Services
 from reverie.actors.stage import Stage
-from reverie.actors.write_base import Decision, error_result, result
 from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
 from reverie.errors import ToolInputError, quoted
+from reverie.results import Archived, Decision, ToolResult, ok, refused
 from reverie.rules.similarity import jaccard, word_set
 from reverie.stores import ledger, skills
 from reverie.stores.records import LedgerRecord, Skill
@@ -90,20 +90,20 @@ class Curator(Stage):
             if message.apply:
                 return await self._apply()
         except ToolInputError as exc:
-            return error_result(str(exc))
+            return refused(str(exc))
         found = await self.s.db.read(
             lambda conn: candidates(conn, self.s, self.namespace, self.s.clock.now())
         )
-        return result(
+        return ok(
             Decision.NOOP,
             None,
             f"{len(found)} candidates (dry run)",
-            candidates=found,
-            archived=[],
+            candidates=tuple(found),
+            archived=(),
             dry_run=True,
         )
 
-    async def _apply(self) -> dict[str, Any]:
+    async def _apply(self) -> ToolResult:
         """Archive every candidate; the directories move once that committed (and a move a
         crash cut short is finished by the next apply)."""
 
@@ -112,15 +112,15 @@ class Curator(Stage):
 
         unfinished, archived = await self.s.db.write(archive)
         self.project(lambda: move_archived(self.s, self.namespace, unfinished + archived))
-        return result(
+        return ok(
             Decision.ARCHIVED if archived else Decision.NOOP,
             None,
             f"{len(archived)} skills archived",
-            archived=archived,
+            archived=tuple(Archived(**a) for a in archived),
             dry_run=False,
         )
 
-    async def _restore(self, name: str) -> dict[str, Any]:
+    async def _restore(self, name: str) -> ToolResult:
         def back(conn: sqlite3.Connection) -> tuple[str, Skill]:
             where = restore(conn, self.s, self.namespace, name)
             skill = skills.get(conn, self.namespace, name)
@@ -134,7 +134,7 @@ class Curator(Stage):
             self.s.projector.write_skill(skill)
 
         self.project(project)
-        return result(
+        return ok(
             Decision.RESTORED,
             f"skill:{name}",
             f"skill {name!r} restored",

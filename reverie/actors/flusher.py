@@ -26,6 +26,7 @@ from reverie.commands import Command
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
+from reverie.results import Decision, ToolResult, refused
 from reverie.rules.directives import addresses_agent, aimed_at_agent
 from reverie.rules.injection import turn_framing
 from reverie.rules.ordering import by_priority, latest_only
@@ -47,7 +48,7 @@ WAITING_CAP = 200
 _INJECTED = frozenset(
     {Home.MEMORY, Home.USER, Home.SOUL}
 )  # candidates a budget left for later; beyond it the oldest stay in the log
-_WRITTEN = frozenset({"ADD", "SUPERSEDE", "REPLACED"})
+_WRITTEN = frozenset({Decision.ADD, Decision.SUPERSEDE, Decision.REPLACED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,15 +315,15 @@ class Flusher(Actor):
         if home in MEMORY_HOMES and report.memory_adds >= self.cfg.max_memory_adds:
             return "wait"
         result = await self._write(command, extract.session_id)
-        decision = result["decision"]
-        if result.get("transient"):
+        decision = result.decision
+        if result.transient:
             return "wait"
         if decision in _WRITTEN:
             if home is Home.TOPIC:
                 report.topic_saves += 1
             else:
                 report.memory_adds += 1
-        elif decision == "NOOP":
+        elif decision is Decision.NOOP:
             report.noops += 1
         else:
             report.refused += 1
@@ -427,14 +428,14 @@ class Flusher(Actor):
         except ToolInputError as exc:
             return None, f"rejected: {exc}"
 
-    async def _write(self, command: Command, session_id: str) -> dict[str, Any]:
+    async def _write(self, command: Command, session_id: str) -> ToolResult:
         try:
             answer = await self.s.bus.ask(
                 ToolCall(self.namespace, session_id, command, actor=self.name)
             )
         except (ReverieError, TimeoutError) as exc:  # busy, timed out, closing: try again
-            return {"decision": "ERROR", "error": str(exc) or type(exc).__name__, "transient": True}
-        assert isinstance(answer, dict)
+            return refused(str(exc) or type(exc).__name__, transient=True)
+        assert isinstance(answer, ToolResult)
         return answer
 
     async def _advance(self, mark: int, waiting: list[int], report: FlushReport) -> None:

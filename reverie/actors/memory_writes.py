@@ -9,17 +9,11 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from reverie.actors.context import new_id
-from reverie.actors.write_base import (
-    Decision,
-    Outcome,
-    Projection,
-    WriteBase,
-    refuse_secret,
-    result,
-)
+from reverie.actors.write_base import Outcome, Projection, WriteBase, refuse_secret
 from reverie.bus.messages import ToolCall
 from reverie.commands import MemoryCommand
 from reverie.errors import ToolInputError
+from reverie.results import Decision, Usage, ok
 from reverie.rules.similarity import near_duplicate
 from reverie.stores import entries
 from reverie.stores.projection import FILES
@@ -38,8 +32,8 @@ class MemoryWrites(WriteBase):
     def _cap(self, target: str) -> int:
         return int(getattr(self.cfg.caps, target))
 
-    def _usage(self, target: str, live: list[Entry]) -> dict[str, Any]:
-        return {"target": target, "used": len(entries.render(live)), "cap": self._cap(target)}
+    def _usage(self, target: str, live: list[Entry]) -> Usage:
+        return Usage(target, len(entries.render(live)), self._cap(target))
 
     def _check_cap(self, target: str, live: list[Entry], change: dict[str, str | None]) -> None:
         cap = self._cap(target)
@@ -161,7 +155,7 @@ class MemoryWrites(WriteBase):
         )
         usage = self._usage(target, [*live, fresh])
         return Outcome(
-            result(Decision.ADD, fresh.id, f"added to {_label(target)}", usage=usage),
+            ok(Decision.ADD, fresh.id, f"added to {_label(target)}", usage=usage),
             [self._entry_projection(target)],
         )
 
@@ -184,7 +178,7 @@ class MemoryWrites(WriteBase):
         )
         rest = [e for e in live if e.id != entry.id]
         return Outcome(
-            result(
+            ok(
                 Decision.REMOVED,
                 entry.id,
                 f"removed from {_label(target)}; it stays in the "
@@ -216,7 +210,7 @@ class MemoryWrites(WriteBase):
         )
         usage = self._usage(target, [bumped if e.id == entry.id else e for e in live])
         return Outcome(
-            result(
+            ok(
                 Decision.REINFORCED,
                 entry.id,
                 f"reinforced (×{count})",
@@ -264,7 +258,7 @@ class MemoryWrites(WriteBase):
         )
         usage = self._usage(target, [fresh if e.id == old.id else e for e in live])
         return Outcome(
-            result(
+            ok(
                 Decision.REPLACED,
                 fresh.id,
                 f"replaced {old.id} in {_label(target)}; the old text stays "
@@ -304,7 +298,7 @@ class MemoryWrites(WriteBase):
             after={"content": entry.content},
         )
         return Outcome(
-            result(
+            ok(
                 Decision.RESTORED,
                 entry.id,
                 f"restored {entry.id} to {_label(target)}"

@@ -31,6 +31,7 @@ from reverie.commands import MemoryCommand
 from reverie.errors import ReverieError
 from reverie.model import questions
 from reverie.model.seam import Deferred
+from reverie.results import Decision, ToolResult
 from reverie.rules.consolidation import rewrite_problem
 from reverie.rules.secrets import redact
 from reverie.stores import entries, generated, review_state, topics
@@ -200,10 +201,9 @@ class Promoter(Stage):
             result = await self.s.bus.ask(ToolCall(self.namespace, None, command, actor=self.name))
         except (ReverieError, TimeoutError) as exc:
             return self._outcome(fact, "deferred", rewrite=text, reason=f"write failed: {exc!r}")
-        assert isinstance(result, dict)
-        decision = result["decision"]
-        if decision == "ADD":
-            entry_id = result["entry_id"]
+        assert isinstance(result, ToolResult)
+        if result.decision is Decision.ADD:
+            entry_id = result.entry_id
 
             def remember(conn: sqlite3.Connection) -> None:
                 generated.remember(
@@ -212,16 +212,15 @@ class Promoter(Stage):
 
             await self.s.db.write(remember)
             return self._outcome(fact, "promoted", rewrite=text, entry_id=entry_id)
-        if decision == "NOOP":
+        if result.decision is Decision.NOOP:
             return self._outcome(
                 fact,
                 "skip",
                 rewrite=text,
-                reason=f"near-duplicate of {result.get('entry_id')} in MEMORY.md",
+                reason=f"near-duplicate of {result.entry_id} in MEMORY.md",
             )
-        return self._outcome(
-            fact, "deferred", rewrite=text, reason=f"write refused: {result.get('error', decision)}"
-        )
+        why = result.error or result.decision.value
+        return self._outcome(fact, "deferred", rewrite=text, reason=f"write refused: {why}")
 
     def _outcome(self, fact: Fact, verdict: str, **extra: Any) -> dict[str, Any]:
         """One fact's outcome, as logged to promotions.jsonl: a model's text in it (rewrite,

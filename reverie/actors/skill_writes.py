@@ -5,10 +5,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from reverie.actors.write_base import Decision, Outcome, WriteBase, refuse_secret, result
+from reverie.actors.write_base import Outcome, WriteBase, refuse_secret
 from reverie.bus.messages import PinSkill, SkillUsed, ToolCall
 from reverie.commands import SkillCommand
 from reverie.errors import ToolInputError, quoted
+from reverie.results import Decision, ok
 from reverie.stores import skills
 from reverie.stores.records import Skill
 
@@ -48,7 +49,7 @@ class SkillWrites(WriteBase):
 
         verb = "created" if decision is Decision.CREATED else "patched"
         return Outcome(
-            result(decision, f"skill:{cmd.name}", f"skill {cmd.name!r} {verb}", name=cmd.name),
+            ok(decision, f"skill:{cmd.name}", f"skill {cmd.name!r} {verb}", name=cmd.name),
             [project],
         )
 
@@ -123,7 +124,7 @@ class SkillWrites(WriteBase):
             detail=detail,
         )
         return Outcome(
-            result(
+            ok(
                 Decision.PATCHED,
                 f"skill:{message.name}",
                 f"skill {message.name!r}: {action}",

@@ -7,17 +7,11 @@ import sqlite3
 from typing import Any
 
 from reverie.actors.context import new_id
-from reverie.actors.write_base import (
-    Decision,
-    Outcome,
-    Projection,
-    WriteBase,
-    refuse_secret,
-    result,
-)
+from reverie.actors.write_base import Outcome, Projection, WriteBase, refuse_secret
 from reverie.bus.messages import ToolCall
 from reverie.commands import TopicCommand
 from reverie.errors import ToolInputError
+from reverie.results import Decision, ok
 from reverie.rules.similarity import (
     pigeonhole_terms,
     value_sequence,
@@ -180,7 +174,7 @@ class TopicWrites(WriteBase):
         extra: dict[str, Any] = {"topic": topic, "chain_id": fact.chain_id, "depth": fact.depth}
         if old is not None:
             extra["superseded"] = old.id
-        return Outcome(result(decision, fact.id, message, **extra), [project, *follow_ups])
+        return Outcome(ok(decision, fact.id, message, **extra), [project, *follow_ups])
 
     def _fresh_summary(self, conn: sqlite3.Connection, topic: str) -> Projection:
         """summary.md never shows a value a correction replaced: until the next distill it
@@ -259,7 +253,7 @@ class TopicWrites(WriteBase):
             self.s.projector.append_history(self.namespace, head.topic, events)
 
         return Outcome(
-            result(
+            ok(
                 Decision.SUPERSEDE,
                 fact.id,
                 f"restored the value of an earlier fact as {fact.id}, superseding {head.id}",

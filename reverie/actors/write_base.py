@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opentelemetry import trace
@@ -15,7 +14,8 @@ from reverie.actors.context import Services
 from reverie.bus.actor import Actor
 from reverie.bus.messages import ToolCall
 from reverie.errors import ToolInputError, quoted
-from reverie.rules.secrets import redact, refusal, secret_kind
+from reverie.results import Decision, ToolResult, ok
+from reverie.rules.secrets import refusal, secret_kind
 from reverie.stores import calls, ledger
 from reverie.stores.records import Entry, Fact, LedgerRecord
 from reverie.telemetry.logs import get_logger
@@ -24,43 +24,17 @@ from reverie.telemetry.tracing import trace_id_hex
 log = get_logger("reverie.writer")
 
 
-class Decision(StrEnum):
-    """What a write did; a tool result always names one."""
-
-    ADD = "ADD"
-    SUPERSEDE = "SUPERSEDE"
-    NOOP = "NOOP"
-    REPLACED = "REPLACED"
-    REMOVED = "REMOVED"
-    REINFORCED = "REINFORCED"
-    CREATED = "CREATED"
-    PATCHED = "PATCHED"
-    RESTORED = "RESTORED"
-    ARCHIVED = "ARCHIVED"
-    ERROR = "ERROR"
-
-
 # Runs in the write's worker thread right after its commit, with the write connection.
 Projection = Callable[[sqlite3.Connection], None]
 
 
 @dataclass
 class Outcome:
-    result: dict[str, Any]
+    result: ToolResult
     projections: list[Projection] = field(default_factory=list)
 
 
 Txn = Callable[[sqlite3.Connection], Outcome]
-
-
-def error_result(message: str) -> dict[str, Any]:
-    """An ERROR answer; a message quoting the input never quotes a secret in it."""
-    return {
-        "ok": False,
-        "decision": Decision.ERROR.value,
-        "entry_id": None,
-        "error": redact(message),
-    }
 
 
 def refuse_secret(field: str, text: str | None) -> None:
@@ -70,16 +44,6 @@ def refuse_secret(field: str, text: str | None) -> None:
     if kind is not None:
         assert text is not None
         raise ToolInputError(refusal(kind, field, text))
-
-
-def result(decision: Decision, entry_id: str | None, message: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "ok": True,
-        "decision": decision.value,
-        "entry_id": entry_id,
-        "message": message,
-        **extra,
-    }
 
 
 class WriteBase(Actor):
@@ -114,15 +78,21 @@ class WriteBase(Actor):
                     f"call_id {quoted(call.call_id, 80)} was already used for a different "
                     "call; use a new id for a new call"
                 )
-            return Outcome({**done.result, "replayed": True})
+            return Outcome(ToolResult.from_dict(done.result).replay())
         self._call_id = call.call_id
         try:
             outcome = body(conn)
         finally:
             self._call_id = None
-        answer = {**outcome.result, "call_id": call.call_id}
+        answer = replace(outcome.result, call_id=call.call_id)
         calls.record(
-            conn, self.namespace, call.call_id, call.session_id, request, answer, self.s.now()
+            conn,
+            self.namespace,
+            call.call_id,
+            call.session_id,
+            request,
+            answer.to_dict(),
+            self.s.now(),
         )
         return Outcome(answer, outcome.projections)
 
@@ -192,7 +162,7 @@ class WriteBase(Actor):
             detail={"duplicate_of": twin.id, **detail},
         )
         return Outcome(
-            result(
+            ok(
                 Decision.NOOP,
                 twin.id,
                 f"already stored as {twin.id}: {twin.content[:120]!r}; nothing was written",

@@ -18,7 +18,7 @@ from opentelemetry import trace
 from reverie.actors.memory_writes import MemoryWrites
 from reverie.actors.skill_writes import SkillWrites
 from reverie.actors.topic_writes import TopicWrites
-from reverie.actors.write_base import Decision, Outcome, Projection, error_result
+from reverie.actors.write_base import Outcome, Projection
 from reverie.bus.messages import (
     CallLookup,
     Envelope,
@@ -33,6 +33,7 @@ from reverie.bus.messages import (
 )
 from reverie.commands import MemoryCommand, TopicCommand
 from reverie.errors import StoreBusy, StoreError, ToolInputError, quoted
+from reverie.results import Decision, ToolResult, refused
 from reverie.rules.secrets import redact
 from reverie.stores import calls, entries, episodes, review_state, topics
 from reverie.stores.records import Episode, Fact
@@ -80,16 +81,15 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
             else:
                 raise TypeError(f"writer cannot handle {type(message).__name__}")
         except ToolInputError as exc:
-            return error_result(str(exc))
+            return refused(str(exc))
         except StoreBusy as exc:  # "transient": the same call may land later (the flush waits)
-            busy = error_result(f"{exc}; nothing was written, retry the call")
-            return {**busy, "transient": True}
+            return refused(f"{exc}; nothing was written, retry the call", transient=True)
         except StoreError as exc:
-            return {**error_result(f"{exc}; nothing was written"), "transient": True}
+            return refused(f"{exc}; nothing was written", transient=True)
         span = trace.get_current_span()
-        span.set_attribute("reverie.decision", outcome.result["decision"])
-        if outcome.result.get("entry_id"):
-            span.set_attribute("reverie.entry_id", outcome.result["entry_id"])
+        span.set_attribute("reverie.decision", outcome.result.decision.value)
+        if outcome.result.entry_id:
+            span.set_attribute("reverie.entry_id", outcome.result.entry_id)
         return outcome.result
 
     # -- episodes -----------------------------------------------------------------------
@@ -143,9 +143,9 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         finally:
             self._named = None
 
-    async def _lookup(self, call_id: str) -> dict[str, Any] | None:
+    async def _lookup(self, call_id: str) -> ToolResult | None:
         done = await self.s.db.read(lambda conn: calls.get(conn, self.namespace, call_id))
-        return None if done is None else done.result
+        return None if done is None else ToolResult.from_dict(done.result)
 
     # -- keeping a promoted rule current: the promoter's, asked through an outbox ---------
 
@@ -205,4 +205,4 @@ async def _redacted(text: str) -> str:
     return await anyio.to_thread.run_sync(redact, text)
 
 
-__all__ = ["Decision", "Writer", "error_result", "promoted_key"]
+__all__ = ["Writer", "promoted_key"]
