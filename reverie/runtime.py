@@ -334,8 +334,10 @@ class Reverie:
         _flag("force", force)
         s = self.services
         s.breaker.new_round()
-        names = await self.namespaces()
-        quiet = await s.db.read(lambda conn: review_state.quiet(conn, s.now()))
+        names, quiet = await s.db.read(
+            lambda conn: (entries.namespaces(conn), review_state.quiet(conn, s.now()))
+        )  # one snapshot, one hop
+        self._names.add(names)
         reports = await self._review_each([n for n in names if n not in quiet], force)
         for name in quiet.intersection(names):
             reports[name] = {"namespace": name, "ran": False, "force": force, "reason": NOTHING_NEW}

@@ -53,6 +53,11 @@ class _Mailbox:
     asks: list[Reply] = field(default_factory=list)
 
 
+def _overrides(actor: Actor, hook: str) -> bool:
+    """Whether the actor has a hook of its own (the base's do nothing: not awaited)."""
+    return getattr(type(actor), hook) is not getattr(Actor, hook)
+
+
 async def _within_budget(kind: str, actor: Actor, envelope: Envelope) -> Any:
     """``on_receive`` inside the actor's time budget; overrunning it is :class:`OverBudget`."""
     with anyio.CancelScope(deadline=anyio.current_time() + actor.budget_s) as scope:
@@ -103,6 +108,8 @@ class Bus:
         await self._deliver(kind, factory, Envelope(message, reply=reply))
         budget = timeout_s or self._settings.ask_timeout_s
         try:
+            if budget == math.inf:  # the asker waits as long as it takes (no scope to run)
+                return await reply.wait()
             with anyio.fail_after(budget):
                 return await reply.wait()
         except builtins.TimeoutError:
@@ -193,7 +200,8 @@ class Bus:
 
     async def _run(self, kind: str, key: tuple[str, str], actor: Actor, box: _Mailbox) -> None:
         try:
-            await actor.on_start()
+            if _overrides(actor, "on_start"):
+                await actor.on_start()
             while box.pending:
                 try:
                     envelope = await box.receive.receive()
@@ -214,11 +222,12 @@ class Bus:
             box.receive.close()
             for reply in box.asks:
                 reply.fail(ClosedError(f"{kind} stopped before answering"))
-            with anyio.CancelScope(shield=True):
-                try:
-                    await actor.on_stop()
-                except Exception as exc:  # fail-silent: never raise into the host
-                    log.warning("actor_stop_failed", actor=kind, error=repr(exc))
+            if _overrides(actor, "on_stop"):
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await actor.on_stop()
+                    except Exception as exc:  # fail-silent: never raise into the host
+                        log.warning("actor_stop_failed", actor=kind, error=repr(exc))
             if not self._mailboxes:
                 self._idle.set()
 
@@ -226,16 +235,19 @@ class Bus:
         message = envelope.message
         token = otel_context.attach(envelope.context)
         try:
+            attributes: dict[str, str | int] = {
+                "reverie.actor": kind,
+                "reverie.namespace": message.namespace,
+                "reverie.message.id": envelope.id,
+            }
+            if envelope.cause_id is not None:
+                attributes["reverie.message.cause_id"] = envelope.cause_id
             with self._tracer.start_as_current_span(
                 f"reverie.{kind} {type(message).__name__}",
+                attributes=attributes,
                 record_exception=False,
                 set_status_on_exception=False,
             ) as span:
-                span.set_attribute("reverie.actor", kind)
-                span.set_attribute("reverie.namespace", message.namespace)
-                span.set_attribute("reverie.message.id", envelope.id)
-                if envelope.cause_id is not None:
-                    span.set_attribute("reverie.message.cause_id", envelope.cause_id)
                 if envelope.reply is not None and not envelope.reply.take():
                     span.set_attribute("reverie.withdrawn", True)  # its asker gave up
                     return
