@@ -67,6 +67,7 @@ from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
 from reverie.names import DATABASE_FILE, Names, check_name
+from reverie.reports import NamespaceReport, RoundReport
 from reverie.results import Decision, FactView, ToolResult, TopicListing, ok, refused
 from reverie.seams import check_plugged, home_path
 from reverie.snapshot import Snapshot, take
@@ -340,33 +341,21 @@ class Reverie:
         self._names.add(names)
         reports = await self._review_each([n for n in names if n not in quiet], force)
         for name in quiet.intersection(names):
-            reports[name] = {"namespace": name, "ran": False, "force": force, "reason": NOTHING_NEW}
-        report: dict[str, Any] = {
-            "ran": any(r["ran"] for r in reports.values()),
-            "force": force,
-            "namespaces": [reports[name] for name in names],
-        }
-        if not names:
-            report["reason"] = "nothing stored yet"
-        return report
+            reports[name] = NamespaceReport(name, ran=False, force=force, reason=NOTHING_NEW)
+        return RoundReport.of(force, reports, names).to_dict()
 
-    async def _review_each(self, names: list[str], force: bool) -> dict[str, dict[str, Any]]:
+    async def _review_each(self, names: list[str], force: bool) -> dict[str, NamespaceReport]:
         """Review ``names`` at most ``reviewer.concurrency`` at a time; one namespace's
         failure is its own report, never the round's."""
         limiter = anyio.CapacityLimiter(self.config.reviewer.concurrency)
-        reports: dict[str, dict[str, Any]] = {}
+        reports: dict[str, NamespaceReport] = {}
 
         async def one(name: str) -> None:
             async with limiter:
                 try:
-                    reports[name] = await self.namespace(name).review(force=force)
+                    reports[name] = await self.namespace(name)._review(force)
                 except ReverieError as exc:
-                    reports[name] = {
-                        "namespace": name,
-                        "ran": False,
-                        "force": force,
-                        "reason": str(exc),
-                    }
+                    reports[name] = NamespaceReport(name, ran=False, force=force, reason=str(exc))
 
         async with anyio.create_task_group() as tg:
             for name in names:
@@ -484,6 +473,10 @@ class Namespace:
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         """One review pass of this namespace now (see :meth:`Reverie.review`)."""
+        return (await self._review(force)).to_dict()
+
+    async def _review(self, force: bool = False) -> NamespaceReport:
+        """:meth:`review`, typed: the pass's :class:`~reverie.reports.NamespaceReport`."""
         _flag("force", force)
         runtime = self.runtime
         timeout = runtime.config.reviewer.lease_s + runtime.config.actors.ask_timeout_s
@@ -492,8 +485,8 @@ class Namespace:
                 ReviewDue(self.name, force=force), timeout_s=timeout
             )
         except ReverieError as exc:  # the reviewer's kill switch, or closing
-            return {"namespace": self.name, "ran": False, "force": force, "reason": str(exc)}
-        assert isinstance(answer, dict)
+            return NamespaceReport(self.name, ran=False, force=force, reason=str(exc))
+        assert isinstance(answer, NamespaceReport)
         return answer
 
     async def skills(self, include_archived: bool = False) -> list[Skill]:

@@ -16,6 +16,7 @@ def test_all_is_sorted_and_complete() -> None:
         "model",
         "names",
         "results",
+        "reports",
         "rules",
         "runtime",
         "seams",

@@ -21,6 +21,7 @@ from reverie.actors.distiller import Distiller
 from reverie.actors.linter import Linter
 from reverie.actors.reviewer import NOTHING_NEW
 from reverie.config import DEFAULT_MODEL_CONCURRENCY, DEFAULT_REVIEW_CONCURRENCY
+from reverie.reports import CuratorDetails, DistillerDetails, LinterDetails
 from tests.chat_server import HOLD, ChatServer
 from tests.conftest import both_backends, review_stage
 from tests.local_http import base_url, serving
@@ -95,7 +96,7 @@ async def test_a_stage_that_raises_does_not_stop_the_others(
     monkeypatch: pytest.MonkeyPatch,
     spans: tuple[TracerProvider, InMemorySpanExporter],
 ) -> None:
-    async def boom(self: Distiller) -> dict[str, Any]:
+    async def boom(self: Distiller) -> DistillerDetails:
         raise RuntimeError("distiller exploded")
 
     monkeypatch.setattr(Distiller, "run", boom)
@@ -119,9 +120,9 @@ async def test_a_stage_over_its_budget_is_cut_and_retried(
 ) -> None:
     import anyio
 
-    async def slow(self: Linter) -> dict[str, Any]:
+    async def slow(self: Linter) -> LinterDetails:
         await anyio.sleep(5)  # the overrun is the point: a stage far over its 0.05 s budget
-        return {}
+        return LinterDetails(0, 0, 0, False, None)
 
     monkeypatch.setattr(Linter, "budget_s", property(lambda self: 0.05))
     monkeypatch.setattr(Linter, "run", slow)
@@ -620,7 +621,7 @@ async def test_a_write_that_lands_during_a_pass_keeps_the_namespace_unquiet(
     entered, release = anyio.Event(), anyio.Event()
     curate = Curator.run
 
-    async def held(self: Curator) -> dict[str, Any]:
+    async def held(self: Curator) -> CuratorDetails:
         entered.set()
         await release.wait()
         return await curate(self)

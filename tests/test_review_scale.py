@@ -15,6 +15,7 @@ import reverie
 from reverie import ManualClock
 from reverie.actors.curator import Curator
 from reverie.actors.linter import RELATED, Linter
+from reverie.reports import CuratorDetails
 from reverie.stores import topics
 from tests.conftest import review_stage
 
@@ -124,13 +125,13 @@ async def test_a_deferred_write_that_fails_fails_its_stage_alone(
     """Fail-silent holds in the closing transaction: a stage's deferred write that raises is
     rolled back alone, its stage is reported failed (due again), the others land."""
 
-    async def broken(self: Curator) -> dict[str, Any]:
+    async def broken(self: Curator) -> CuratorDetails:
         def finish(conn: sqlite3.Connection) -> None:
             self.done(conn, {})
             raise RuntimeError("curator bookkeeping broke")
 
         await self.commit(finish, "curator", [{"ts": "x"}], defer=True)
-        return {"candidates": [], "issues": [], "dry_run": True}
+        return CuratorDetails(candidates=(), issues=(), dry_run=True)
 
     monkeypatch.setattr(Curator, "run", broken)
     await remember(rv)

@@ -22,6 +22,7 @@ from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
 from reverie.errors import ToolInputError, quoted
+from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
 from reverie.results import Archived, Decision, ToolResult, ok, refused
 from reverie.rules.similarity import jaccard, word_set
 from reverie.stores import ledger, skills
@@ -151,7 +152,7 @@ class Curator(Stage):
             self.cfg.bloat_chars,
         )
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> CuratorDetails:
         """The dry run: report candidates and the overlap / bloat scan, move nothing."""
         found, issues = await self.looked()
         stamp = self.s.now()
@@ -162,7 +163,19 @@ class Curator(Stage):
             self.done(conn, {"candidates": [c["name"] for c in found], "issues": len(issues)})
 
         await self.commit(finish, "curator", records, defer=True)
-        return {"candidates": found, "issues": issues, "dry_run": True}
+        return CuratorDetails(
+            tuple(CuratorCandidate(c["name"], c["idle_since"]) for c in found),
+            tuple(_issue(i) for i in issues),
+            dry_run=True,
+        )
+
+
+def _issue(found: dict[str, Any]) -> SkillIssue:
+    """A finding of :func:`scan`, typed."""
+    if found["kind"] == "bloat":
+        return BloatIssue(found["name"], found["chars"], found["limit"])
+    first, second = found["names"]
+    return OverlapIssue((first, second), found["similarity"])
 
 
 def apply(conn: sqlite3.Connection, services: Services, namespace: str) -> list[dict[str, Any]]:

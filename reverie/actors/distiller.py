@@ -22,6 +22,7 @@ from reverie.actors.stage import Stage
 from reverie.bus.messages import DistillDue
 from reverie.model import questions
 from reverie.model.seam import Deferred
+from reverie.reports import DistillerDetails, TopicResult
 from reverie.rules.consolidation import fits_whole, summarise, summary_problem
 from reverie.stores import generated, review_state, topics
 from reverie.stores.db import fetchone
@@ -94,10 +95,10 @@ class Distiller(Stage):
         chosen = stale[: self.cfg.max_topics]
         return stale, {t: topics.live(conn, self.namespace, t) for t, _ in chosen}
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> DistillerDetails:
         stale, found = await self.looked()
         chosen, over = stale[: self.cfg.max_topics], stale[self.cfg.max_topics :]
-        results = []
+        results: list[TopicResult] = []
         drafts = await self._drafts(found)
         for topic, top in chosen:
             try:
@@ -106,31 +107,28 @@ class Distiller(Stage):
                 log.warning(
                     "distill_failed", namespace=self.namespace, topic=topic, error=repr(exc)
                 )
-                results.append({"topic": topic, "status": "failed", "error": repr(exc)})
-        results += [{"topic": topic, "status": "over_budget"} for topic, _ in over]
+                results.append(TopicResult(topic, "failed", error=repr(exc)))
+        results += [TopicResult(topic, "over_budget") for topic, _ in over]
         await self._store(results, drafts)
-        distilled = sum(1 for r in results if r["status"] == "distilled")
-        return {
-            "distilled": distilled,
-            "retry_next_round": len(results) - distilled,
-            "topics": results,
-        }
+        distilled = sum(1 for r in results if r.status == "distilled")
+        return DistillerDetails(distilled, len(results) - distilled, tuple(results))
 
-    async def _store(self, results: list[dict[str, Any]], drafts: dict[str, Draft]) -> None:
+    async def _store(self, results: list[TopicResult], drafts: dict[str, Draft]) -> None:
         """Every summary of the round, its watermark and the round's stamp in one write (one
         commit, one jsonl append; in a pass, the pass's closing one): a failed commit keeps
         every watermark, so the round is retried; the summaries are projected after it."""
-        done = [r for r in results if r["status"] == "distilled"]
+        done = [r for r in results if r.status == "distilled"]
         now = self.s.now()
-        records = done + [{"ts": now, **r} for r in results if r["status"] != "distilled"]
+        records = [r.to_dict() for r in done]
+        records += [{"ts": now, **r.to_dict()} for r in results if r.status != "distilled"]
 
         def store(conn: sqlite3.Connection) -> None:
             stamp = self.s.now()
             for record in done:
-                topic, summary = record["topic"], str(drafts[record["topic"]].summary)
+                topic, summary = record.topic, str(drafts[record.topic].summary)
                 review_state.put(conn, self.namespace, summary_key(topic), summary, stamp)
                 review_state.put(
-                    conn, self.namespace, watermark_key(topic), record["watermark"], stamp
+                    conn, self.namespace, watermark_key(topic), record.watermark, stamp
                 )
                 generated.remember(conn, self.namespace, summary, f"distiller:{topic}", stamp)
                 self.audit(
@@ -138,39 +136,39 @@ class Distiller(Stage):
                     "distill",
                     "DONE",
                     f"topic:{topic}",
-                    record,
+                    record.to_dict(),
                     target=topic,
                     after={"summary": summary},
                 )
-            self.done(conn, {"topics": {r["topic"]: r["status"] for r in results}})
+            self.done(conn, {"topics": {r.topic: r.status for r in results}})
 
         # in a pass, the summaries join its closing transaction (one commit for the pass);
         # their files are written after it, from a reader thread (the state it left)
         landed = partial(self._landed, done) if done else None
         await self.commit(store, "distill", records, defer=True, landed=landed)
 
-    def _landed(self, done: list[dict[str, Any]], conn: sqlite3.Connection) -> None:
+    def _landed(self, done: list[TopicResult], conn: sqlite3.Connection) -> None:
         """After the summaries committed: their files, then the news of them."""
-        names = [r["topic"] for r in done]
+        names = [r.topic for r in done]
         self.project(partial(self.s.projector.refresh_summaries, conn, self.namespace, names))
         self._announce(done)
 
-    def _announce(self, done: list[dict[str, Any]]) -> None:
+    def _announce(self, done: list[TopicResult]) -> None:
         for record in done:
             trace.get_current_span().add_event(
                 "memory.distill",
                 {
-                    "reverie.topic": record["topic"],
-                    "reverie.distill.facts": record["facts"],
-                    "reverie.distill.chars": record["chars"],
+                    "reverie.topic": record.topic,
+                    "reverie.distill.facts": record.facts or 0,
+                    "reverie.distill.chars": record.chars or 0,
                 },
             )
             if info_wanted("reverie.distiller"):
                 log.info(
                     "memory.distill",
                     namespace=self.namespace,
-                    topic=record["topic"],
-                    chars=record["chars"],
+                    topic=record.topic,
+                    chars=record.chars,
                 )
 
     async def _drafts(self, found: dict[str, list[Fact]]) -> dict[str, Draft]:
@@ -207,24 +205,28 @@ class Distiller(Stage):
             drafts[topic] = Draft(live, text, self.s.model.name, share)
         return drafts
 
-    def _checked(self, topic: str, top: int, draft: Draft) -> dict[str, Any]:
+    def _checked(self, topic: str, top: int, draft: Draft) -> TopicResult:
         """The topic's outcome: its record when the summary passes the rules (stored by
         :meth:`_store`), else why not."""
-        live, summary, by, tokens = draft.live, draft.summary, draft.by, draft.tokens
+        live, summary, by = draft.live, draft.summary, draft.by
+        spent = partial(
+            TopicResult,
+            input_tokens=draft.tokens["input_tokens"],
+            output_tokens=draft.tokens["output_tokens"],
+        )
         if summary is None:
-            return {"topic": topic, "status": "deferred", "reason": by, **tokens}
+            return spent(topic, "deferred", reason=by)
         problem = summary_problem(
             summary, [f.content for f in live], self.cfg.summary_chars, extractive=by == BY_RULES
         )
         if problem is not None:
-            return {"topic": topic, "status": "rejected", "reason": problem, **tokens}
-        return {
-            "ts": self.s.now(),
-            "topic": topic,
-            "status": "distilled",
-            "facts": len(live),
-            "chars": len(summary),
-            "watermark": top,
-            "by": by,
-            **tokens,
-        }
+            return spent(topic, "rejected", reason=problem)
+        return spent(
+            topic,
+            "distilled",
+            ts=self.s.now(),
+            facts=len(live),
+            chars=len(summary),
+            watermark=top,
+            by=by,
+        )

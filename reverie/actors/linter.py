@@ -14,7 +14,6 @@ import hashlib
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 
@@ -23,6 +22,7 @@ from reverie.actors.stage import Stage
 from reverie.bus.messages import LintDue
 from reverie.model import questions
 from reverie.model.seam import Deferred
+from reverie.reports import LinterDetails
 from reverie.rules.similarity import jaccard, near_duplicate, values, word_set
 from reverie.rules.supersede import keys, supersedes
 from reverie.stores import entries, review_state, topics
@@ -81,7 +81,7 @@ class Linter(Stage):
         # the breaker ends the round itself; the budget is a backstop above it
         return float(self.cfg.breaker_s) + 30.0
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> LinterDetails:
         found: list[Conflict] = []
         deferred = None
         scan: Scan = await self.looked()
@@ -117,13 +117,8 @@ class Linter(Stage):
             }
             for c in new
         ]
-        detail = {
-            "conflicts": len(found),
-            "new": len(new),
-            "unclear": len(unclear),
-            "breaker": tripped,
-            "deferred": deferred,
-        }
+        details = LinterDetails(len(found), len(new), len(unclear), tripped, deferred)
+        detail = details.detail()
 
         def finish(conn: sqlite3.Connection) -> None:
             review_state.put(conn, self.namespace, SEEN, seen[-MAX_SEEN:], now)
@@ -133,8 +128,7 @@ class Linter(Stage):
                 self.done(conn, detail)
 
         await self.commit(finish, "conflicts", records, defer=True)
-        status = "breaker" if tripped else "deferred" if deferred else "ran"
-        return {"status": status, **detail}
+        return details
 
     async def _ask(self, pairs: list[tuple[str, Item, Item]]) -> list[Conflict] | str:
         prompt = questions.lint(

@@ -31,6 +31,7 @@ from reverie.commands import MemoryCommand
 from reverie.errors import ReverieError
 from reverie.model import questions
 from reverie.model.seam import Deferred
+from reverie.reports import PromoterDetails, PromotionOutcome, Verdict
 from reverie.results import Decision, ToolResult
 from reverie.rules.consolidation import rewrite_problem
 from reverie.rules.secrets import redact
@@ -106,27 +107,27 @@ class Promoter(Stage):
         memory = [e.content for e in entries.live(conn, self.namespace, "memory")]
         return self.candidates(conn, self.s.clock.now()), memory
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> PromoterDetails:
         candidates, memory = await self.looked()
-        outcomes: list[dict[str, Any]] = []
+        outcomes: list[PromotionOutcome] = []
         if candidates:
             outcomes = await self._judge_and_write(candidates, memory)
-        decided = [o["fact_id"] for o in outcomes if o["verdict"] in {"promoted", "skip"}]
+        decided = [o.fact_id for o in outcomes if o.verdict in {"promoted", "skip"}]
         stamp = self.s.now()
-        records = [{"ts": stamp, **o} for o in outcomes]
-        counts: dict[str, int] = {}
-        for o in outcomes:
-            counts[o["verdict"]] = counts.get(o["verdict"], 0) + 1
+        records = [{"ts": stamp, **o.to_dict()} for o in outcomes]
+        details = PromoterDetails.of(len(candidates), outcomes)
+        counts = details.by_verdict
 
         def finish(conn: sqlite3.Connection) -> None:
             fifo = list(review_state.get(conn, self.namespace, DONE_IDS, []))
             fifo = [i for i in fifo if i not in decided] + decided
             review_state.put(conn, self.namespace, DONE_IDS, fifo[-self.cfg.decided_fifo :], stamp)
             for o in outcomes:
-                self.audit(conn, "promote", o["verdict"].upper(), o["fact_id"], o, target="memory")
-                if o["verdict"] == "promoted":
+                verdict = o.verdict.upper()
+                self.audit(conn, "promote", verdict, o.fact_id, o.to_dict(), target="memory")
+                if o.verdict == "promoted":
                     review_state.put(
-                        conn, self.namespace, promoted_key(o["chain_id"]), o["entry_id"], stamp
+                        conn, self.namespace, promoted_key(o.chain_id), o.entry_id, stamp
                     )
             self.done(conn, {"candidates": len(candidates), **counts})
 
@@ -143,13 +144,13 @@ class Promoter(Stage):
             log.info(
                 "memory.promotion", namespace=self.namespace, candidates=len(candidates), **counts
             )
-        return {"candidates": len(candidates), **counts, "outcomes": outcomes}
+        return details
 
     # -- 2. the model gate, 3. the writes ------------------------------------------------
 
     async def _judge_and_write(
         self, candidates: list[Fact], memory: list[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[PromotionOutcome]:
         limit = self.cfg.rewrite_chars
         prompt = questions.promote(
             memory,
@@ -191,11 +192,11 @@ class Promoter(Stage):
                 )
                 continue
             outcome = await self._write(fact, text)
-            writes += outcome["verdict"] == "promoted"
+            writes += outcome.verdict == "promoted"
             outcomes.append(outcome)
         return outcomes
 
-    async def _write(self, fact: Fact, text: str) -> dict[str, Any]:
+    async def _write(self, fact: Fact, text: str) -> PromotionOutcome:
         command = MemoryCommand("add", "memory", text, None)
         try:
             result = await self.s.bus.ask(ToolCall(self.namespace, None, command, actor=self.name))
@@ -222,15 +223,25 @@ class Promoter(Stage):
         why = result.error or result.decision.value
         return self._outcome(fact, "deferred", rewrite=text, reason=f"write refused: {why}")
 
-    def _outcome(self, fact: Fact, verdict: str, **extra: Any) -> dict[str, Any]:
+    def _outcome(
+        self,
+        fact: Fact,
+        verdict: Verdict,
+        *,
+        rewrite: str | None = None,
+        reason: str | None = None,
+        entry_id: str | None = None,
+    ) -> PromotionOutcome:
         """One fact's outcome, as logged to promotions.jsonl: a model's text in it (rewrite,
         reason) is redacted, so a refused rewrite never carries its secret into the log."""
-        return {
-            "fact_id": fact.id,
-            "chain_id": fact.chain_id,
-            "topic": fact.topic,
-            "content": fact.content,
-            "depth": fact.depth,
-            "verdict": verdict,
-            **{k: redact(v) if isinstance(v, str) else v for k, v in extra.items()},
-        }
+        return PromotionOutcome(
+            fact_id=fact.id,
+            chain_id=fact.chain_id,
+            topic=fact.topic,
+            content=fact.content,
+            depth=fact.depth,
+            verdict=verdict,
+            rewrite=None if rewrite is None else redact(rewrite),
+            reason=None if reason is None else redact(reason),
+            entry_id=None if entry_id is None else redact(entry_id),
+        )

@@ -25,7 +25,7 @@ import math
 import os
 import sqlite3
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -39,6 +39,7 @@ from reverie.bus.messages import REVIEW_ORDER, Envelope, PromoteDue, ReviewDue, 
 from reverie.bus.replies import Pending, StageOutcome
 from reverie.clock import iso
 from reverie.errors import ReverieError, map_store_errors
+from reverie.reports import NamespaceReport, StageReport
 from reverie.stores import ledger, review_state
 from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
@@ -66,6 +67,17 @@ class _Start:
 _NOT_BEGUN = _Start({})
 
 
+@dataclass(slots=True)
+class _Closing:
+    """What the closing transaction of a pass records: the stages' reports (a stage whose
+    deferred write fails there is marked failed in place), and the pass's own facts."""
+
+    stages: list[StageReport]
+    force: bool
+    duration_ms: float
+    began_at: int
+
+
 class Reviewer(Actor):
     name = "reviewer"
     handles = (ReviewDue,)
@@ -90,13 +102,12 @@ class Reviewer(Actor):
         assert isinstance(message, ReviewDue)
         return await self.review(force=message.force)
 
-    async def review(self, force: bool = False) -> dict[str, Any]:
+    async def review(self, force: bool = False) -> NamespaceReport:
         now = self.s.clock.now()
         began, reason, start = await self.s.db.write(lambda conn: self._begin(conn, now, force))
-        report: dict[str, Any] = {"namespace": self.namespace, "ran": began, "force": force}
         if not began:
-            report["reason"] = reason
-            return report
+            return NamespaceReport(self.namespace, ran=False, force=force, reason=reason)
+        stages: list[StageReport] = []
         outcomes: list[StageOutcome | None] = []
         started = anyio.current_time()
         complete = False
@@ -108,50 +119,48 @@ class Reviewer(Actor):
                     if message_type is PromoteDue
                     else message_type(self.namespace, last, known=True)
                 )
-                outcomes.append(await self._turn(name, ask, report.setdefault("stages", [])))
+                outcomes.append(await self._turn(name, ask, stages))
             complete = True
         finally:
-            report.setdefault("stages", [])
-            report["duration_ms"] = round((anyio.current_time() - started) * 1000, 3)
+            duration_ms = round((anyio.current_time() - started) * 1000, 3)
+            closing = _Closing(stages, force, duration_ms, start.began_at)
             with anyio.CancelScope(shield=True):
-                await self._close(report, outcomes if complete else None, start.began_at)
-        report["text"] = render(report)
-        return report
+                await self._close(closing, outcomes if complete else None)
+        report = NamespaceReport(
+            self.namespace, ran=True, force=force, stages=tuple(stages), duration_ms=duration_ms
+        )
+        return replace(report, text=render(report))
 
-    async def _turn(self, name: str, ask: StageDue, reports: list[dict[str, Any]]) -> Any:
+    async def _turn(self, name: str, ask: StageDue, reports: list[StageReport]) -> Any:
         """One stage's turn: its outcome, or None (disabled, failed, over budget), reported
         either way; the pass goes on whatever the stage did."""
         try:
             outcome: StageOutcome = await self.s.bus.ask(ask, timeout_s=math.inf)
         except ActorDisabled:
-            reports.append({"stage": name, "status": "disabled"})
+            reports.append(StageReport(name, "disabled"))
             return None
         except OverBudget:
-            reports.append({"stage": name, "status": "over_budget"})
+            reports.append(StageReport(name, "over_budget"))
             log.warning("stage_over_budget", stage=name, namespace=self.namespace)
             return None
         except ReverieError as exc:
             cause = exc.__cause__ if exc.__cause__ is not None else exc
-            reports.append({"stage": name, "status": "failed", "error": repr(cause)})
+            reports.append(StageReport(name, "failed", error=repr(cause)))
             return None
         reports.append(outcome.report)
         return outcome
 
-    async def _close(
-        self, report: dict[str, Any], outcomes: list[StageOutcome | None] | None, began_at: int
-    ) -> None:
+    async def _close(self, closing: _Closing, outcomes: list[StageOutcome | None] | None) -> None:
         """The closing transaction, then the jsonl records and what follows the landing."""
         pending = [item for out in outcomes or () if out is not None for item in out.pending]
-        landed = await self.s.db.write(
-            lambda conn: self._end(conn, report, outcomes, pending, began_at)
-        )
+        landed = await self.s.db.write(lambda conn: self._end(conn, closing, outcomes, pending))
         if any(item.records for item in landed):
             await anyio.to_thread.run_sync(_append_logs, landed)
         if any(item.landed for item in landed):
             await self.s.db.read(partial(_after_landing, landed))
 
     def _quiet_until(
-        self, stages: list[dict[str, Any]], outcomes: list[StageOutcome | None]
+        self, stages: list[StageReport], outcomes: list[StageOutcome | None]
     ) -> str | None:
         """Until when this namespace stays quiet without a new write: the earliest due time
         of a stage that could act by the clock alone; "" when one may act now (it left work
@@ -159,7 +168,7 @@ class Reviewer(Actor):
         now = self.s.clock.now()
         soonest: datetime | None = None
         for out, outcome in zip(stages, outcomes, strict=True):
-            status = out["status"]
+            status = out.status
             if status == "disabled" or (
                 outcome is not None
                 and outcome.data_bound
@@ -206,18 +215,17 @@ class Reviewer(Actor):
     def _end(
         self,
         conn: sqlite3.Connection,
-        report: dict[str, Any],
+        closing: _Closing,
         outcomes: list[StageOutcome | None] | None,
         pending: list[Pending],
-        began_at: int,
     ) -> list[Pending]:
         """The pass's one closing transaction: the stages' deferred writes, the lease back,
         the pass in the ledger, and the quiet mark when nothing is left for later (only
         after a complete pass: ``outcomes`` None means it was cut short — and when no one
         but the pass wrote since ledger row ``began_at``). Returns the deferred writes that
         landed."""
-        landed = _settle(conn, report["stages"], pending)
-        until = self._quiet_until(report["stages"], outcomes) if outcomes is not None else ""
+        landed = _settle(conn, closing.stages, pending)
+        until = self._quiet_until(closing.stages, outcomes) if outcomes is not None else ""
         review_state.release_lease(conn, self._lease, self.holder)
         ledger.append(
             conn,
@@ -230,25 +238,26 @@ class Reviewer(Actor):
                 entry_id=None,
                 trace_id=trace_id_hex(),
                 detail={
-                    "force": report["force"],
-                    "duration_ms": report["duration_ms"],
-                    "stages": {s["stage"]: s["status"] for s in report.get("stages", [])},
+                    "force": closing.force,
+                    "duration_ms": closing.duration_ms,
+                    "stages": {s.stage: s.status for s in closing.stages},
                 },
             ),
         )
         if until != "":
             # a write that landed while the pass ran may be one its stages never saw
-            if not review_state.written_since(conn, self.namespace, began_at, REVIEWERS):
+            if not review_state.written_since(conn, self.namespace, closing.began_at, REVIEWERS):
                 review_state.mark_quiet(conn, self.namespace, until, self.s.now())
         return landed
 
 
 def _settle(
-    conn: sqlite3.Connection, stages: list[dict[str, Any]], pending: list[Pending]
+    conn: sqlite3.Connection, stages: list[StageReport], pending: list[Pending]
 ) -> list[Pending]:
     """Run the stages' deferred writes, each in its own savepoint: one that fails is rolled
-    back alone and its stage reported failed (stamped nothing, so due again)."""
-    outcome = {out["stage"]: out for out in stages}
+    back alone and its stage reported failed in ``stages`` (stamped nothing, so due
+    again)."""
+    where = {out.stage: index for index, out in enumerate(stages)}
     landed = []
     for item in pending:
         conn.execute("SAVEPOINT stage")
@@ -260,8 +269,8 @@ def _settle(
             if not conn.in_transaction:
                 raise  # the whole transaction is lost: the write fails, as any would
             conn.execute("ROLLBACK TO stage")
-            out = outcome[item.stage]
-            out.update(status="failed", error=repr(exc))
+            index = where[item.stage]
+            stages[index] = stages[index].failed(repr(exc))
             log.error("stage_failed", stage=item.stage, error=repr(exc))
         conn.execute("RELEASE stage")
     return landed
@@ -290,16 +299,17 @@ def _last_key(stage: str) -> str:
     return f"{stage}:last_run"
 
 
-def render(report: dict[str, Any]) -> str:
+def render(report: NamespaceReport) -> str:
     """The pass as text a host may show the agent, marked so the extractor never takes it
-    for something the conversation said."""
-    lines = [f'<reverie-report namespace="{report["namespace"]}">']
-    for stage in report.get("stages", []):
+    for something the conversation said: each stage's status and its scalar details, in the
+    order of its report's dict."""
+    lines = [f'<reverie-report namespace="{report.namespace}">']
+    for stage in report.stages:
         details = ", ".join(
             f"{key}={value}"
-            for key, value in stage.items()
+            for key, value in stage.to_dict().items()
             if key not in {"stage", "status"} and isinstance(value, int | str)
         )
-        lines.append(f"{stage['stage']}: {stage['status']}" + (f" ({details})" if details else ""))
+        lines.append(f"{stage.stage}: {stage.status}" + (f" ({details})" if details else ""))
     lines.append("</reverie-report>")
     return "\n".join(lines)

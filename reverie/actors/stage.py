@@ -21,6 +21,7 @@ from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, StageDue
 from reverie.bus.replies import Pending, StageOutcome
 from reverie.clock import iso
+from reverie.reports import StageDetails, StageReport
 from reverie.stores import ledger, review_state
 from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
@@ -51,21 +52,18 @@ class Stage(Actor):
         message = envelope.message
         assert isinstance(message, StageDue)
         if not self.switched_on:
-            return StageOutcome(self.name, {"stage": self.name, "status": "disabled"})
+            return StageOutcome(self.name, StageReport(self.name, "disabled"))
         if message.known:
             self.know(message.last_run)
         self.pending = [] if message.in_pass else None
         try:
             if await self.due():
-                report = {"stage": self.name, **(await self.run())}
-                report.setdefault("status", "ran")
+                report = StageReport.ran(self.name, await self.run())
             else:
                 next_due = await self.next_due()
-                report = {
-                    "stage": self.name,
-                    "status": "not_due",
-                    "next_due": iso(next_due) if next_due else None,
-                }
+                report = StageReport(
+                    self.name, "not_due", next_due=iso(next_due) if next_due else None
+                )
             return StageOutcome(
                 stage=self.name,
                 report=report,
@@ -73,7 +71,7 @@ class Stage(Actor):
                 stamped=lambda: self.last_run,
                 interval_h=float(self.cfg.interval_h),
                 data_bound=self.data_bound,
-                retry_next_round=bool(report.get("retry_next_round")),
+                retry_next_round=report.retry_next_round,
             )
         finally:
             self.pending = None
@@ -133,7 +131,8 @@ class Stage(Actor):
         await self.next_due()  # reads the last run if the pass did not
         return self.due_now()
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> StageDetails:
+        """The stage's round, when due: what it did."""
         raise NotImplementedError
 
     def look(self, conn: sqlite3.Connection) -> Any:

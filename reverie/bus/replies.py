@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reverie.reports import StageReport, StageStatus
+
 
 @dataclass(frozen=True, slots=True)
 class Pending:
@@ -28,7 +30,7 @@ class StageOutcome:
     its deferred writes, and what the reviewer needs to tell when it is next due."""
 
     stage: str
-    report: dict[str, Any]
+    report: StageReport
     pending: tuple[Pending, ...] = ()
     stamped: Callable[[], str | None] = lambda: None
     """The stage's last run as of now: a deferred write stamps it when the pass closes."""
@@ -39,8 +41,8 @@ class StageOutcome:
     retry_next_round: bool = field(default=False)
 
     @property
-    def status(self) -> str:
-        return str(self.report["status"])
+    def status(self) -> StageStatus:
+        return self.report.status
 
     @property
     def last_run(self) -> str | None:
