@@ -7,6 +7,8 @@ every actor runs inside it, so closing the runtime drains and then ends all of t
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -20,7 +22,7 @@ from opentelemetry.trace import Status, StatusCode
 
 import reverie.errors as errors
 from reverie._http import Timeout
-from reverie.actors.context import Services
+from reverie.actors.context import Clocked, Judge
 from reverie.actors.curator import Curator
 from reverie.actors.distiller import Distiller
 from reverie.actors.extractor import Extractor
@@ -31,6 +33,7 @@ from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
 from reverie.actors.stage import Stage
 from reverie.actors.writer import Writer
+from reverie.bus.actor import Actor
 from reverie.bus.bus import ActorDisabled, Bus
 from reverie.bus.messages import (
     CallLookup,
@@ -154,7 +157,10 @@ class Reverie:
         self._tg: TaskGroup | None = None
         self._home_of_tasks = TaskHome(task_group)
         self._stop: anyio.Event | None = None  # made in _start(), inside the host's loop
-        self._services: Services | None = None
+        self._services: Parts | None = None
+        self.factories: dict[type[Actor], Callable[[str], Actor]] = {}
+        """How each actor is made for a namespace, with only what it uses (see
+        :func:`_wire`)."""
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -188,20 +194,21 @@ class Reverie:
         await self._home_of_tasks.start(self._own_task_group)
         assert self._tg is not None
         bus = Bus(self._tg, self.config.actors, self._tracer)
-        self._services = Services(
-            db=db,
-            projector=Projector(self.home),
-            config=self.config,
-            clock=self.clock,
-            bus=bus,
-            tracer=self._tracer,
+        judge = Judge(
             model=self.model,
+            breaker=Breaker(self.config.model.breaker_s, self.config.model.concurrency),
+            tracer=self._tracer,
             token_usage=reverie_metrics.token_usage(self._meter_provider),
             model_calls=reverie_metrics.model_calls(self._meter_provider),
-            vectors=self.vectors,
-            breaker=Breaker(self.config.model.breaker_s, self.config.model.concurrency),
+            db=db,
+            clock=self.clock,
         )
-        _subscribe(bus, self._services)
+        self._services = Parts(
+            db, Projector(self.home), self.config, self.clock, bus, self._tracer, judge
+        )
+        self.factories = _wire(self._services, self.vectors)
+        for actor in ACTORS:
+            bus.subscribe(actor.name, actor.handles, self.factories[actor])
         self._state = State.OPEN
 
     async def _abort_start(self, db: Database) -> None:
@@ -303,7 +310,7 @@ class Reverie:
             log.info("projections_rebuilt", files=rebuilt.files)
 
     @property
-    def services(self) -> Services:
+    def services(self) -> Parts:
         if self._state is not State.OPEN or self._services is None:
             raise ClosedError(
                 f"the runtime is {self._state.value}; use `async with reverie.open(...)`"
@@ -334,7 +341,7 @@ class Reverie:
         namespace did."""
         _flag("force", force)
         s = self.services
-        s.breaker.new_round()
+        s.judge.breaker.new_round()
         names, quiet = await s.db.read(
             lambda conn: (entries.namespaces(conn), review_state.quiet(conn, s.now()))
         )  # one snapshot, one hop
@@ -806,9 +813,44 @@ ACTORS: tuple[type[Writer | Extractor | Flusher | Reviewer | Stage], ...] = (
 """Every actor the design card names, each subscribed to the bus for its own messages."""
 
 
-def _subscribe(bus: Bus, services: Services) -> None:
-    for actor in ACTORS:
-        bus.subscribe(actor.name, actor.handles, partial(actor, services=services))
+@dataclass(frozen=True, slots=True)
+class Parts(Clocked):
+    """What an open runtime is made of, for its own host-facing calls; each actor gets only
+    its share (:func:`_wire`), never this."""
+
+    db: Database
+    projector: Projector
+    config: Config
+    clock: Clock
+    bus: Bus
+    tracer: trace.Tracer
+    judge: Judge
+
+
+def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callable[[str], Actor]]:
+    """Each actor's factory, given the capabilities it uses and nothing else: the one place
+    that knows who needs what."""
+    db, projector, clock, config, bus, judge = (
+        parts.db,
+        parts.projector,
+        parts.clock,
+        parts.config,
+        parts.bus,
+        parts.judge,
+    )
+    stage: dict[str, Any] = {"db": db, "projector": projector, "clock": clock, "config": config}
+    return {
+        Writer: partial(Writer, db=db, projector=projector, bus=bus, clock=clock, config=config),
+        Extractor: partial(Extractor, db=db, clock=clock, settings=config.extractor),
+        Flusher: partial(
+            Flusher, db=db, bus=bus, clock=clock, config=config, judge=judge, vectors=vectors
+        ),
+        Reviewer: partial(Reviewer, db=db, bus=bus, clock=clock, settings=config.reviewer),
+        Linter: partial(Linter, judge=judge, **stage),
+        Distiller: partial(Distiller, judge=judge, **stage),
+        Promoter: partial(Promoter, judge=judge, bus=bus, **stage),
+        Curator: partial(Curator, **stage),
+    }
 
 
 def open(  # noqa: A001

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, span
         table = rv.services.bus.subscriptions()
         for question in ACTOR_OF:  # each question asked once, as its actor asks it
             prompt = Prompt(question, "system", "user", Schema((Field("reasoning"),)))
-            await consult(rv.services, "a", prompt)
+            await consult(rv.services.judge, "a", prompt)
         async with rv.namespace("a").session("s") as s:
             await s.call_tool("topic", {"action": "save", "topic": "deploy", "content": "x 1"})
             await s.turn(user="The deploy port is 8080.")
@@ -142,3 +143,44 @@ def test_no_connection_is_left_to_the_garbage_collector() -> None:
         if re.match(r"\s*(async )?with sqlite3\.connect\(", line)
     ]
     assert offenders == []
+
+
+CAPABILITIES = {"db", "projector", "bus", "clock", "judge", "vectors"}
+"""What an actor may be given beyond its settings: each a narrow capability."""
+
+
+def reads_of_self(cls: type) -> set[str]:
+    """The ``self.<name>`` attributes read anywhere in ``cls``'s own module and the reverie
+    modules of its bases (``self.now()`` reads the clock)."""
+    names: set[str] = set()
+    for base in cls.__mro__:
+        if not base.__module__.startswith("reverie."):
+            continue
+        tree = ast.parse(module_path(base.__module__).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                names.add("clock" if node.attr == "now" else node.attr)
+    return names
+
+
+async def test_each_actor_is_given_only_what_it_uses(rv: reverie.Reverie) -> None:
+    """No locator: the runtime wires each actor with the capabilities it reads, and an
+    actor that stopped reading one would not be given it."""
+    given_to: dict[str, set[str]] = {}
+    for actor in ACTORS:
+        factory = rv.factories[actor]
+        assert isinstance(factory, partial) and factory.func is actor
+        given = set(factory.keywords)
+        assert given - {"config", "settings"} <= CAPABILITIES, actor.name
+        assert given & CAPABILITIES <= reads_of_self(actor), actor.name
+        given_to[actor.name] = given & CAPABILITIES
+    assert given_to["extractor"] == {"db", "clock"}
+    assert given_to["curator"] == {"db", "projector", "clock"}
+    assert "judge" not in given_to["writer"] and "bus" not in given_to["linter"]
+    for path in (PACKAGE / "actors").glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        assert "Parts" not in source and "services" not in source, path.name

@@ -81,8 +81,8 @@ async def test_a_pass_that_distils_still_commits_twice(
     seen = count_calls(monkeypatch, rv)
     report = await rv.review(force=True)
     assert review_stage(report, "distiller")["distilled"] == 2
-    assert seen["write"] == 2 and seen["read"] == 7  # the names, the quiet marks, the
-    # four stages' looks, and the summaries' files once the closing write landed
+    assert seen["write"] == 2 and seen["read"] == 6  # the names with the quiet marks (one
+    # snapshot), the four stages' looks, and the summaries' files once the closing write landed
     home = rv.home / "a" / "topics"
     assert (home / "deploy" / "summary.md").read_text() == "The deploy port is 8080\n"
     assert (home / "oncall" / "summary.md").read_text() == "The pager is #ops\n"
@@ -107,8 +107,8 @@ async def test_due_checks_read_nothing_of_their_own(
 async def test_a_quiet_round_costs_the_same_for_any_number_of_namespaces(
     rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A round in which nothing is new writes nothing and reads twice (the names, the
-    quiet marks), however many namespaces there are."""
+    """A round in which nothing is new writes nothing and reads once (the names and the
+    quiet marks, in one snapshot), however many namespaces there are."""
     for name in ("a", "b", "c", "d", "e"):
         async with rv.namespace(name).session("s") as s:
             await s.call_tool("topic", {"action": "save", "topic": "t", "content": f"{name} is 1"})
@@ -116,7 +116,7 @@ async def test_a_quiet_round_costs_the_same_for_any_number_of_namespaces(
     seen = count_calls(monkeypatch, rv)
     quiet = await rv.review(force=True)
     assert not any(r["ran"] for r in quiet["namespaces"]) and len(quiet["namespaces"]) == 5
-    assert seen == Counter(read=2)
+    assert seen == Counter(read=1)
 
 
 async def test_a_deferred_write_that_fails_fails_its_stage_alone(
@@ -152,7 +152,7 @@ async def test_a_deferred_write_that_fails_fails_its_stage_alone(
 
 
 def _conflicts(rv: reverie.Reverie) -> Any:
-    scan = Linter("a", rv.services)._scan
+    scan = rv.factories[Linter]("a")._scan
 
     async def run() -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]]:
         found = await rv.services.db.read(lambda conn: scan(conn, float("inf")))

@@ -1,43 +1,43 @@
-"""What every actor is given: the stores, the projector, settings, the clock, the bus, the
-model and the telemetry instruments."""
+"""What actors are given. Each actor takes, in its constructor, only the capabilities it
+uses — the database, the projector, the bus, the clock, the settings, the model (a
+:class:`Judge`), the embedding index — wired by the runtime (``reverie.runtime``, the one
+composition root); no actor is handed a locator of everything."""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
 
-from reverie.bus.bus import Bus
 from reverie.clock import Clock, iso
-from reverie.config import Config
-from reverie.embedding.index import VectorIndex
 from reverie.model.breaker import Breaker
 from reverie.model.seam import Model
 from reverie.stores.db import Database
-from reverie.stores.projection import Projector
 
 
-@dataclass(frozen=True)
-class Services:
-    db: Database
-    projector: Projector
-    config: Config
+class Clocked:
+    """An actor that stamps what it writes with its clock."""
+
     clock: Clock
-    bus: Bus
-    tracer: trace.Tracer
-    model: Model
-    token_usage: metrics.Histogram
-    model_calls: metrics.Counter
-    vectors: VectorIndex | None = None
-    """The embedding seam, when one is configured: the flush asks it, in the background,
-    for paraphrases and for the topic a statement belongs to."""
-    breaker: Breaker = field(default_factory=Breaker)
-    """In front of the model, for every stage of every namespace: a dead server is asked
-    once per review round (see :mod:`reverie.model.breaker`)."""
 
     def now(self) -> str:
         return iso(self.clock.now())
+
+
+@dataclass(frozen=True, slots=True)
+class Judge(Clocked):
+    """The model as the stages may ask it: behind its breaker (a dead server is asked once
+    per review round, see :mod:`reverie.model.breaker`), on a span, in the call and token
+    metrics, and recorded in the ledger (see :func:`reverie.actors.judging.consult`)."""
+
+    model: Model
+    breaker: Breaker
+    tracer: trace.Tracer
+    token_usage: metrics.Histogram
+    model_calls: metrics.Counter
+    db: Database
+    clock: Clock
 
 
 def new_id(prefix: str) -> str:

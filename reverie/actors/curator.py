@@ -17,7 +17,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reverie.actors.context import Services
 from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
@@ -26,6 +25,7 @@ from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, Overla
 from reverie.results import Archived, Decision, ToolResult, ok, refused
 from reverie.rules.similarity import jaccard, word_set
 from reverie.stores import ledger, skills
+from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord, Skill
 from reverie.telemetry.tracing import trace_id_hex
 
@@ -34,20 +34,20 @@ def idle_since(skill: Skill) -> str:
     return skill.last_used_at or skill.updated_at or skill.created_at
 
 
-def skill_dir(services: Services, namespace: str, name: str) -> Path:
-    return services.projector.skill_file(namespace, name).parent
+def skill_dir(projector: Projector, namespace: str, name: str) -> Path:
+    return projector.skill_file(namespace, name).parent
 
 
 def candidates(
-    conn: sqlite3.Connection, services: Services, namespace: str, now: datetime
+    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: int
 ) -> list[dict[str, Any]]:
     """The four-condition safety model, applied to the registered skills."""
-    cutoff = iso(now - timedelta(days=services.config.curator.idle_days))
+    cutoff = iso(now - timedelta(days=idle_days))
     out = []
     for skill in skills.registered(conn, namespace):
         if skill.created_by != "skill_manage" or skill.pinned:
             continue
-        if idle_since(skill) > cutoff or not skill_dir(services, namespace, skill.name).is_dir():
+        if idle_since(skill) > cutoff or not skill_dir(projector, namespace, skill.name).is_dir():
             continue
         out.append({"name": skill.name, "idle_since": idle_since(skill)})
     return out
@@ -92,8 +92,10 @@ class Curator(Stage):
                 return await self._apply()
         except ToolInputError as exc:
             return refused(str(exc))
-        found = await self.s.db.read(
-            lambda conn: candidates(conn, self.s, self.namespace, self.s.clock.now())
+        found = await self.db.read(
+            lambda conn: candidates(
+                conn, self.projector, self.namespace, self.clock.now(), self.cfg.idle_days
+            )
         )
         return ok(
             Decision.NOOP,
@@ -109,10 +111,11 @@ class Curator(Stage):
         crash cut short is finished by the next apply)."""
 
         def archive(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[Any]]:
-            return leftovers(conn, self.s, self.namespace), apply(conn, self.s, self.namespace)
+            here = self.projector, self.namespace
+            return leftovers(conn, *here), apply(conn, *here, self.clock.now(), self.cfg.idle_days)
 
-        unfinished, archived = await self.s.db.write(archive)
-        self.project(lambda: move_archived(self.s, self.namespace, unfinished + archived))
+        unfinished, archived = await self.db.write(archive)
+        self.project(lambda: move_archived(self.projector, self.namespace, unfinished + archived))
         return ok(
             Decision.ARCHIVED if archived else Decision.NOOP,
             None,
@@ -123,16 +126,16 @@ class Curator(Stage):
 
     async def _restore(self, name: str) -> ToolResult:
         def back(conn: sqlite3.Connection) -> tuple[str, Skill]:
-            where = restore(conn, self.s, self.namespace, name)
+            where = restore(conn, self.namespace, name, self.now())
             skill = skills.get(conn, self.namespace, name)
             assert skill is not None
             return where, skill
 
-        where, skill = await self.s.db.write(back)
+        where, skill = await self.db.write(back)
 
         def project() -> None:
-            move_back(self.s, self.namespace, name, where)
-            self.s.projector.write_skill(skill)
+            move_back(self.projector, self.namespace, name, where)
+            self.projector.write_skill(skill)
 
         self.project(project)
         return ok(
@@ -145,7 +148,9 @@ class Curator(Stage):
 
     def look(self, conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The candidates as of now, and the overlap / bloat scan of the skills."""
-        found = candidates(conn, self.s, self.namespace, self.s.clock.now())
+        found = candidates(
+            conn, self.projector, self.namespace, self.clock.now(), self.cfg.idle_days
+        )
         return found, scan(
             skills.registered(conn, self.namespace),
             self.cfg.overlap_threshold,
@@ -155,7 +160,7 @@ class Curator(Stage):
     async def run(self) -> CuratorDetails:
         """The dry run: report candidates and the overlap / bloat scan, move nothing."""
         found, issues = await self.looked()
-        stamp = self.s.now()
+        stamp = self.now()
         records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
         records += [{"ts": stamp, "action": "report", **i} for i in issues]
 
@@ -178,19 +183,20 @@ def _issue(found: dict[str, Any]) -> SkillIssue:
     return OverlapIssue((first, second), found["similarity"])
 
 
-def apply(conn: sqlite3.Connection, services: Services, namespace: str) -> list[dict[str, Any]]:
-    """Archive every candidate (inside the writer's transaction); the directories are moved
-    by :func:`move_archived` after the commit."""
-    now = services.clock.now()
+def apply(
+    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: int
+) -> list[dict[str, Any]]:
+    """Archive every candidate (inside the curator's transaction); the directories are
+    moved by :func:`move_archived` after the commit."""
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
     archived = []
-    for found in candidates(conn, services, namespace, now):
+    for found in candidates(conn, projector, namespace, now, idle_days):
         name = found["name"]
         target = f"skills/.archive/{name}__{stamp}"
         skills.archive(conn, namespace, name, iso(now), target)
         _audit(
             conn,
-            services,
+            iso(now),
             namespace,
             name,
             "archive",
@@ -201,7 +207,9 @@ def apply(conn: sqlite3.Connection, services: Services, namespace: str) -> list[
     return archived
 
 
-def leftovers(conn: sqlite3.Connection, services: Services, namespace: str) -> list[dict[str, Any]]:
+def leftovers(
+    conn: sqlite3.Connection, projector: Projector, namespace: str
+) -> list[dict[str, Any]]:
     """Archived skills whose directory is still in place (a crash between the commit and
     the move): the next ``--apply`` finishes the move."""
     return [
@@ -209,35 +217,35 @@ def leftovers(conn: sqlite3.Connection, services: Services, namespace: str) -> l
         for s in skills.every(conn, namespace)
         if s.archived_at is not None
         and (where := skills.archive_dir(conn, namespace, s.name)) is not None
-        and skill_dir(services, namespace, s.name).is_dir()
+        and skill_dir(projector, namespace, s.name).is_dir()
     ]
 
 
-def move_archived(services: Services, namespace: str, archived: list[dict[str, Any]]) -> None:
-    base = services.projector.namespace_dir(namespace)
+def move_archived(projector: Projector, namespace: str, archived: list[dict[str, Any]]) -> None:
+    base = projector.namespace_dir(namespace)
     for item in archived:
-        source = skill_dir(services, namespace, item["name"])
+        source = skill_dir(projector, namespace, item["name"])
         target = base / item["archive_dir"]
         if source.is_dir() and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(source), str(target))
 
 
-def restore(conn: sqlite3.Connection, services: Services, namespace: str, name: str) -> str:
-    """Register an archived skill again (inside the writer's transaction); returns where its
-    directory was archived, for :func:`move_back`."""
+def restore(conn: sqlite3.Connection, namespace: str, name: str, now: str) -> str:
+    """Register an archived skill again (inside the curator's transaction); returns where
+    its directory was archived, for :func:`move_back`."""
     where = skills.archive_dir(conn, namespace, name)
     if where is None:
         raise ToolInputError(f"no archived skill {quoted(name)} in namespace {namespace!r}")
-    skills.unarchive(conn, namespace, name, services.now())
-    _audit(conn, services, namespace, name, "restore", "RESTORED", {"archive_dir": where})
+    skills.unarchive(conn, namespace, name, now)
+    _audit(conn, now, namespace, name, "restore", "RESTORED", {"archive_dir": where})
     return where
 
 
-def move_back(services: Services, namespace: str, name: str, where: str) -> None:
+def move_back(projector: Projector, namespace: str, name: str, where: str) -> None:
     """Move the directory back; the SKILL.md is rewritten from the database either way."""
-    source = services.projector.namespace_dir(namespace) / where
-    target = skill_dir(services, namespace, name)
+    source = projector.namespace_dir(namespace) / where
+    target = skill_dir(projector, namespace, name)
     if source.is_dir() and not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(source), str(target))
@@ -245,7 +253,7 @@ def move_back(services: Services, namespace: str, name: str, where: str) -> None
 
 def _audit(
     conn: sqlite3.Connection,
-    services: Services,
+    now: str,
     namespace: str,
     name: str,
     action: str,
@@ -255,7 +263,7 @@ def _audit(
     ledger.append(
         conn,
         LedgerRecord(
-            ts=services.now(),
+            ts=now,
             namespace=namespace,
             actor="curator",
             action=action,

@@ -17,6 +17,7 @@ from typing import Any
 
 from opentelemetry import trace
 
+from reverie.actors.context import Judge
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
 from reverie.bus.messages import DistillDue
@@ -61,6 +62,10 @@ class Distiller(Stage):
     section = "distiller"
     handles = (DistillDue,)
     data_bound = True
+
+    def __init__(self, namespace: str, *, judge: Judge, **stage: Any) -> None:
+        super().__init__(namespace, **stage)
+        self.judge = judge
 
     def _stale(self, conn: sqlite3.Connection) -> list[tuple[str, int]]:
         """Topics with facts past their watermark, most recently updated first."""
@@ -118,12 +123,12 @@ class Distiller(Stage):
         commit, one jsonl append; in a pass, the pass's closing one): a failed commit keeps
         every watermark, so the round is retried; the summaries are projected after it."""
         done = [r for r in results if r.status == "distilled"]
-        now = self.s.now()
+        now = self.now()
         records = [r.to_dict() for r in done]
         records += [{"ts": now, **r.to_dict()} for r in results if r.status != "distilled"]
 
         def store(conn: sqlite3.Connection) -> None:
-            stamp = self.s.now()
+            stamp = self.now()
             for record in done:
                 topic, summary = record.topic, str(drafts[record.topic].summary)
                 review_state.put(conn, self.namespace, summary_key(topic), summary, stamp)
@@ -150,7 +155,7 @@ class Distiller(Stage):
     def _landed(self, done: list[TopicResult], conn: sqlite3.Connection) -> None:
         """After the summaries committed: their files, then the news of them."""
         names = [r.topic for r in done]
-        self.project(partial(self.s.projector.refresh_summaries, conn, self.namespace, names))
+        self.project(partial(self.projector.refresh_summaries, conn, self.namespace, names))
         self._announce(done)
 
     def _announce(self, done: list[TopicResult]) -> None:
@@ -190,7 +195,7 @@ class Distiller(Stage):
             [(topic, [_fact_item(f) for f in live]) for topic, live in asked],
             self.cfg.summary_chars,
         )
-        answer = await consult(self.s, self.namespace, prompt)
+        answer = await consult(self.judge, self.namespace, prompt)
         share = {  # the call's tokens, split over the topics it summarised
             "input_tokens": answer.usage.input_tokens // len(asked),
             "output_tokens": answer.usage.output_tokens // len(asked),
@@ -202,7 +207,7 @@ class Distiller(Stage):
         written = {str(s["topic"]): str(s["summary"]) for s in answer.data["summaries"]}
         for topic, live in asked:
             text = " ".join(written.get(topic, "").split())
-            drafts[topic] = Draft(live, text, self.s.model.name, share)
+            drafts[topic] = Draft(live, text, self.judge.model.name, share)
         return drafts
 
     def _checked(self, topic: str, top: int, draft: Draft) -> TopicResult:
@@ -224,7 +229,7 @@ class Distiller(Stage):
         return spent(
             topic,
             "distilled",
-            ts=self.s.now(),
+            ts=self.now(),
             facts=len(live),
             chars=len(summary),
             watermark=top,

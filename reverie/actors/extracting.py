@@ -8,7 +8,6 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 
-from reverie.actors.context import Services
 from reverie.rules.extraction import Candidate, candidates, resolve
 from reverie.rules.similarity import near_duplicate, values, word_set
 from reverie.stores import entries, extracts, generated
@@ -19,8 +18,11 @@ CATCH_UP_LIMIT = 500
 ANTECEDENTS = 8  # earlier statements of the session a fragment may refer to
 
 
-def extract(conn: sqlite3.Connection, services: Services, namespace: str, episode_id: int) -> int:
-    """Extract one episode's candidates, once (inside the caller's write transaction)."""
+def extract(
+    conn: sqlite3.Connection, namespace: str, episode_id: int, min_chars: int, now: str
+) -> int:
+    """Extract one episode's candidates, once (inside the caller's write transaction):
+    statements of at least ``min_chars``, stamped ``now``."""
     row = fetchone(
         conn,
         "SELECT session_id, user_text, assistant_text FROM episodes"
@@ -29,7 +31,6 @@ def extract(conn: sqlite3.Connection, services: Services, namespace: str, episod
     )
     if row is None:  # unknown, or extracted already
         return 0
-    min_chars = services.config.extractor.min_chars
     own = generated.norms(conn, namespace)
     known = [e.content for t in MEMORY_TARGETS for e in entries.live(conn, namespace, t)]
     earlier = extracts.recent_texts(conn, namespace, row[0], ANTECEDENTS)
@@ -46,7 +47,7 @@ def extract(conn: sqlite3.Connection, services: Services, namespace: str, episod
             if any(_echoes(candidate.text, prior.text) for _, prior in found):
                 continue  # the assistant repeating what the user just said
             found.append((speaker, candidate))
-    return extracts.record(conn, namespace, row[0], episode_id, found, services.now())
+    return extracts.record(conn, namespace, row[0], episode_id, found, now)
 
 
 def _resolved(candidate: Candidate, earlier: list[str]) -> Candidate | None:
@@ -65,7 +66,7 @@ def _echoes(text: str, earlier: str) -> bool:
     return bool(words) and words <= word_set(earlier) and values(text) <= values(earlier)
 
 
-def catch_up(conn: sqlite3.Connection, services: Services, namespace: str) -> int:
+def catch_up(conn: sqlite3.Connection, namespace: str, min_chars: int, now: str) -> int:
     """Extract every episode not extracted yet: a turn whose TurnEnded was still queued, or
     lost to a crash after its episode was committed, is extracted before a flush reads."""
     pending = [
@@ -75,7 +76,7 @@ def catch_up(conn: sqlite3.Connection, services: Services, namespace: str) -> in
             (namespace, CATCH_UP_LIMIT),
         )
     ]
-    return sum(extract(conn, services, namespace, episode_id) for episode_id in pending)
+    return sum(extract(conn, namespace, episode_id, min_chars, now) for episode_id in pending)
 
 
 def unextracted(conn: sqlite3.Connection, namespace: str) -> bool:

@@ -11,38 +11,47 @@ from typing import Any
 
 from opentelemetry import trace
 
-from reverie.actors.context import Services
+from reverie.actors.context import Clocked
 from reverie.actors.extracting import catch_up, extract, unextracted
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, SessionEnded, TurnEnded
+from reverie.clock import Clock
+from reverie.config import ExtractorConfig
+from reverie.stores.db import Database
 
 
-class Extractor(Actor):
+class Extractor(Actor, Clocked):
     name = "extractor"
     handles = (TurnEnded, SessionEnded)
 
-    def __init__(self, namespace: str, services: Services) -> None:
+    def __init__(
+        self, namespace: str, *, db: Database, clock: Clock, settings: ExtractorConfig
+    ) -> None:
         super().__init__(namespace)
-        self.s = services
+        self.db, self.clock, self.cfg = db, clock, settings
 
     @property
     def enabled(self) -> bool:
-        return self.s.config.extractor.enabled
+        return self.cfg.enabled
 
     @property
     def budget_s(self) -> float:
-        return self.s.config.extractor.timeout_s
+        return self.cfg.timeout_s
 
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
         if isinstance(message, SessionEnded):  # whatever of the namespace is still pending
-            if not await self.s.db.read(lambda conn: unextracted(conn, self.namespace)):
+            if not await self.db.read(lambda conn: unextracted(conn, self.namespace)):
                 return 0
-            added = await self.s.db.write(lambda conn: catch_up(conn, self.s, self.namespace))
+            added = await self.db.write(
+                lambda conn: catch_up(conn, self.namespace, self.cfg.min_chars, self.now())
+            )
         else:
             assert isinstance(message, TurnEnded)
-            added = await self.s.db.write(
-                lambda conn: extract(conn, self.s, self.namespace, message.episode_id)
+            added = await self.db.write(
+                lambda conn: extract(
+                    conn, self.namespace, message.episode_id, self.cfg.min_chars, self.now()
+                )
             )
         trace.get_current_span().set_attribute("reverie.extract.candidates", added)
         return added

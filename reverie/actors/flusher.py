@@ -17,12 +17,16 @@ from typing import Any
 
 from opentelemetry import trace
 
-from reverie.actors.context import Services
+from reverie.actors.context import Clocked, Judge
 from reverie.actors.extracting import catch_up
 from reverie.actors.judging import consult
 from reverie.bus.actor import Actor
+from reverie.bus.bus import Bus
 from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, ToolCall
+from reverie.clock import Clock
 from reverie.commands import Command
+from reverie.config import Config
+from reverie.embedding.index import VectorIndex
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
@@ -34,6 +38,7 @@ from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
 from reverie.rules.supersede import closeness, keys, same_fact, supersedes
 from reverie.stores import entries, episodes, extracts, ledger, review_state, timeline, topics
+from reverie.stores.db import Database
 from reverie.stores.extracts import Extract
 from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
@@ -108,14 +113,27 @@ def derived(content: str, source: str) -> bool:
     return bool(words) and len(words & word_set(source)) / len(words) >= 0.5
 
 
-class Flusher(Actor):
+class Flusher(Actor, Clocked):
     name = "flusher"
     handles = (SessionIdle, PreCompact)
 
-    def __init__(self, namespace: str, services: Services) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        *,
+        db: Database,
+        bus: Bus,
+        clock: Clock,
+        config: Config,
+        judge: Judge,
+        vectors: VectorIndex | None,
+    ) -> None:
         super().__init__(namespace)
-        self.s = services
-        self.cfg = services.config.flusher
+        self.db, self.bus, self.clock, self.judge = db, bus, clock, judge
+        self.config, self.cfg = config, config.flusher
+        self.vectors = vectors
+        """The embedding seam, when one is configured: the flush asks it for paraphrases
+        and for the topic a statement belongs to."""
 
     @property
     def enabled(self) -> bool:
@@ -133,7 +151,7 @@ class Flusher(Actor):
         finally:
             if isinstance(message, SessionIdle):
                 # the review bus (L8) runs after the flush, whatever the flush did
-                await self.s.bus.tell(ReviewDue(self.namespace), cause=envelope)
+                await self.bus.tell(ReviewDue(self.namespace), cause=envelope)
         return report
 
     def _pending(self, conn: sqlite3.Connection) -> Batch:
@@ -170,7 +188,7 @@ class Flusher(Actor):
     async def _nearest_topics(self, batch: Batch) -> None:
         """With an embedding seam: a statement the rules found no topic for goes to the
         topic of the live fact nearest in meaning, when it is near enough (same subject)."""
-        vectors, cfg = self.s.vectors, self.s.config.embedder
+        vectors, cfg = self.vectors, self.config.embedder
         if vectors is None:
             return
         for extract in batch.items:
@@ -182,17 +200,17 @@ class Flusher(Actor):
                 kind="fact",
                 k=1,
                 min_similarity=cfg.route_similarity,
-                now=self.s.now(),
+                now=self.now(),
             )
             if found:
-                topic = await self.s.db.read(partial(topics.topic_of, fact_id=found[0].id))
+                topic = await self.db.read(partial(topics.topic_of, fact_id=found[0].id))
                 if topic:
                     batch.anchors[extract.id] = topic
 
     async def _paraphrase(self, home: Home, content: str) -> str | None:
         """With an embedding seam: the live entry a MEMORY/USER/SOUL candidate paraphrases
         ("I like terse answers" / "Prefers terse answers"), if any."""
-        vectors = self.s.vectors
+        vectors = self.vectors
         if vectors is None or home not in {Home.MEMORY, Home.USER, Home.SOUL}:
             return None
         found = await vectors.nearest(
@@ -200,8 +218,8 @@ class Flusher(Actor):
             content,
             kind="entry",
             k=1,
-            min_similarity=self.s.config.embedder.paraphrase_similarity,
-            now=self.s.now(),
+            min_similarity=self.config.embedder.paraphrase_similarity,
+            now=self.now(),
         )
         return found[0].id if found else None
 
@@ -211,7 +229,7 @@ class Flusher(Actor):
         if not values(text):
             return None
         related = topics.related(conn, self.namespace, text, RELATED_FACTS)
-        threshold = self.s.config.writer.jaccard_threshold
+        threshold = self.config.writer.jaccard_threshold
         for fact in related:  # a restatement first: its topic answers NOOP, once
             if same_fact(text, fact.content, threshold):
                 return fact.topic
@@ -223,8 +241,9 @@ class Flusher(Actor):
     async def flush(self, trigger: str) -> FlushReport:
         span = trace.get_current_span()
         report = FlushReport(trigger)
-        await self.s.db.write(lambda conn: catch_up(conn, self.s, self.namespace))
-        batch = await self.s.db.read(self._pending)
+        min_chars = self.config.extractor.min_chars
+        await self.db.write(lambda conn: catch_up(conn, self.namespace, min_chars, self.now()))
+        batch = await self.db.read(self._pending)
         await self._nearest_topics(batch)
         report.watermark, report.candidates = batch.mark, len(batch.items)
         if batch.items or batch.new_mark != batch.mark:
@@ -249,7 +268,7 @@ class Flusher(Actor):
             {"id": e.id, "text": e.text, "tag": e.tag, "weight": e.weight, "speaker": e.speaker}
             for e in batch
         ]
-        max_topics = max(0, self.s.config.writer.max_topics - self.cfg.topic_reserve)
+        max_topics = max(0, self.config.writer.max_topics - self.cfg.topic_reserve)
         hinted = {
             t["name"]: TopicHint(frozenset(t["keywords"]), frozenset(t["subjects"])) for t in known
         }
@@ -261,7 +280,9 @@ class Flusher(Actor):
         if len(asked) < self.cfg.ask_batch and report.trigger != "pre_compact":
             return routes, [e.id for e in batch if e.id not in routes]  # wait for a fuller batch
         report.asked_model = len(asked)
-        answer = await consult(self.s, self.namespace, questions.flush(asked, known, max_topics))
+        answer = await consult(
+            self.judge, self.namespace, questions.flush(asked, known, max_topics)
+        )
         if isinstance(answer, Deferred):
             report.deferred = answer.reason
             return routes, [e.id for e in batch if e.id not in routes]
@@ -301,7 +322,7 @@ class Flusher(Actor):
             return "skip"
         home = Home(route["home"])
         horizon = batch.horizons.get(extract.episode_id, 0)
-        known = await self.s.db.read(lambda conn: self._known(conn, home, route, horizon))
+        known = await self.db.read(lambda conn: self._known(conn, home, route, horizon))
         if known:
             report.skipped += 1
             report.skipped_because[known] += 1
@@ -366,7 +387,7 @@ class Flusher(Actor):
         an entry the agent removed or replaced); one home, once: what another injected
         store (USER.md / SOUL.md / MEMORY.md) already says is not said again."""
         content = str(route["content"])
-        threshold = self.s.config.writer.jaccard_threshold
+        threshold = self.config.writer.jaccard_threshold
         if home is Home.TOPIC:
             found = keys(content)
             newer = timeline.written_after(
@@ -418,19 +439,19 @@ class Flusher(Actor):
                 return parse_call(
                     "topic",
                     {"action": "save", "topic": route["topic"], "content": content},
-                    self.s.config.writer,
+                    self.config.writer,
                 ), ""
             return parse_call(
                 "memory",
                 {"action": "add", "target": home, "content": content},
-                self.s.config.writer,
+                self.config.writer,
             ), ""
         except ToolInputError as exc:
             return None, f"rejected: {exc}"
 
     async def _write(self, command: Command, session_id: str) -> ToolResult:
         try:
-            answer = await self.s.bus.ask(
+            answer = await self.bus.ask(
                 ToolCall(self.namespace, session_id, command, actor=self.name)
             )
         except (ReverieError, TimeoutError) as exc:  # busy, timed out, closing: try again
@@ -447,12 +468,12 @@ class Flusher(Actor):
         trace_id = trace_id_hex()
 
         def advance(conn: sqlite3.Connection) -> None:
-            review_state.put(conn, self.namespace, WATERMARK, mark, self.s.now())
-            review_state.put(conn, self.namespace, WAITING, waiting, self.s.now())
+            review_state.put(conn, self.namespace, WATERMARK, mark, self.now())
+            review_state.put(conn, self.namespace, WAITING, waiting, self.now())
             ledger.append(
                 conn,
                 LedgerRecord(
-                    ts=self.s.now(),
+                    ts=self.now(),
                     namespace=self.namespace,
                     actor=self.name,
                     action="flush",
@@ -466,7 +487,7 @@ class Flusher(Actor):
                 ledger.append(
                     conn,
                     LedgerRecord(
-                        ts=self.s.now(),
+                        ts=self.now(),
                         namespace=self.namespace,
                         actor=self.name,
                         action="flag",
@@ -478,7 +499,7 @@ class Flusher(Actor):
                     ),
                 )
 
-        await self.s.db.write(advance)
+        await self.db.write(advance)
 
 
 def _for_agent(extract: Extract, report: FlushReport) -> bool:

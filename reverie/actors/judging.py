@@ -8,7 +8,7 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from reverie.actors.context import Services
+from reverie.actors.context import Judge
 from reverie.model.breaker import Resting
 from reverie.model.questions import ACTOR_OF
 from reverie.model.seam import Answer, Deferred, Model, Prompt, Usage
@@ -20,31 +20,31 @@ from reverie.telemetry.tracing import trace_id_hex
 log = get_logger("reverie.model")
 
 
-async def consult(services: Services, namespace: str, prompt: Prompt) -> Answer | Deferred:
+async def consult(judge: Judge, namespace: str, prompt: Prompt) -> Answer | Deferred:
     """Ask the model; never raises (an unexpected error is a Deferred too)."""
-    model = services.model
-    with services.tracer.start_as_current_span(f"chat {model.name}", kind=SpanKind.CLIENT) as span:
+    model = judge.model
+    with judge.tracer.start_as_current_span(f"chat {model.name}", kind=SpanKind.CLIENT) as span:
         span.set_attribute("gen_ai.operation.name", "chat")
         span.set_attribute("gen_ai.request.model", model.name)
         span.set_attribute("gen_ai.memory.store.id", namespace)
         span.set_attribute("reverie.stage", prompt.stage)
         span.set_attribute("reverie.prompt.chars", len(prompt.system) + len(prompt.user))
-        answer = await services.breaker.call(lambda: _judge(model, prompt))
+        answer = await judge.breaker.call(lambda: _judge(model, prompt))
         if isinstance(answer, Resting):  # not asked: no call to count or record
             span.set_attribute("reverie.model.outcome", "resting")
             return answer
         outcome = "answered" if isinstance(answer, Answer) else "deferred"
-        _measure(services, span, prompt, answer, outcome)
-        record = _record(services, namespace, prompt, answer, outcome)
+        _measure(judge, span, prompt, answer, outcome)
+        record = _record(judge, namespace, prompt, answer, outcome)
         try:
-            await services.db.write(lambda conn: ledger.append(conn, record))
+            await judge.db.write(lambda conn: ledger.append(conn, record))
         except Exception as exc:  # the count is lost, the answer is not
             log.warning("model_call_not_recorded", stage=prompt.stage, error=repr(exc))
         return answer
 
 
 def _measure(
-    services: Services, span: Any, prompt: Prompt, answer: Answer | Deferred, outcome: str
+    judge: Judge, span: Any, prompt: Prompt, answer: Answer | Deferred, outcome: str
 ) -> None:
     """The call on its span and in the call and token metrics."""
     usage = answer.usage
@@ -56,23 +56,23 @@ def _measure(
         span.set_status(Status(StatusCode.ERROR, answer.reason))
     base = {
         "gen_ai.operation.name": "chat",
-        "gen_ai.request.model": services.model.name,
+        "gen_ai.request.model": judge.model.name,
         "reverie.stage": prompt.stage,
         "reverie.actor": ACTOR_OF.get(prompt.stage, prompt.stage),
     }
-    services.model_calls.add(1, {**base, "reverie.model.outcome": outcome})
-    services.token_usage.record(usage.input_tokens, {**base, "gen_ai.token.type": "input"})
-    services.token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
+    judge.model_calls.add(1, {**base, "reverie.model.outcome": outcome})
+    judge.token_usage.record(usage.input_tokens, {**base, "gen_ai.token.type": "input"})
+    judge.token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
 
 
 def _record(
-    services: Services, namespace: str, prompt: Prompt, answer: Answer | Deferred, outcome: str
+    judge: Judge, namespace: str, prompt: Prompt, answer: Answer | Deferred, outcome: str
 ) -> LedgerRecord:
     """The call's ledger row, under the asking actor's name."""
     usage = answer.usage
     detail: dict[str, Any] = {
         "question": prompt.stage,
-        "model": services.model.name,
+        "model": judge.model.name,
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "attempts": usage.calls,
@@ -81,7 +81,7 @@ def _record(
     if isinstance(answer, Deferred):
         detail["reason"] = answer.reason
     return LedgerRecord(
-        ts=services.now(),
+        ts=judge.now(),
         namespace=namespace,
         actor=ACTOR_OF.get(prompt.stage, prompt.stage),
         action="model_call",

@@ -14,9 +14,11 @@ import hashlib
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
+from reverie.actors.context import Judge
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
 from reverie.bus.messages import LintDue
@@ -76,6 +78,10 @@ class Linter(Stage):
     handles = (LintDue,)
     data_bound = True
 
+    def __init__(self, namespace: str, *, judge: Judge, **stage: Any) -> None:
+        super().__init__(namespace, **stage)
+        self.judge = judge
+
     @property
     def budget_s(self) -> float:
         # the breaker ends the round itself; the budget is a backstop above it
@@ -105,7 +111,7 @@ class Linter(Stage):
                 known.add(conflict.key)
                 seen.append(conflict.key)
                 new.append(conflict)
-        now = self.s.now()
+        now = self.now()
         records = [
             {
                 "ts": now,
@@ -134,7 +140,7 @@ class Linter(Stage):
         prompt = questions.lint(
             [{"id": i, "a": a.text, "b": b.text} for i, (_, a, b) in enumerate(pairs)]
         )
-        answer = await consult(self.s, self.namespace, prompt)
+        answer = await consult(self.judge, self.namespace, prompt)
         if isinstance(answer, Deferred):
             return answer.reason
         out = []

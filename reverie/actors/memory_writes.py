@@ -81,7 +81,7 @@ class MemoryWrites(WriteBase):
         return None
 
     def _new_entry(self, target: str, content: str, session_id: str | None, actor: str) -> Entry:
-        now = self.s.now()
+        now = self.now()
         key = keyed(content)[0] if target in KEYED_TARGETS else None
         if key is not None:
             content = f"{key}: {keyed(content)[1]}"
@@ -103,7 +103,7 @@ class MemoryWrites(WriteBase):
 
     def _entry_projection(self, target: str) -> Projection:
         def project(conn: sqlite3.Connection) -> None:
-            self.s.projector.write_entries(conn, self.namespace, target)
+            self.projector.write_entries(conn, self.namespace, target)
 
         return project
 
@@ -164,7 +164,7 @@ class MemoryWrites(WriteBase):
     ) -> Outcome:
         """Ends an entry; it stays in the ledger, restorable."""
         target, session = entry.target, call.session_id
-        now = self.s.now()
+        now = self.now()
         entries.end(conn, entry.id, "removed", now)
         self._audit(
             conn,
@@ -196,7 +196,7 @@ class MemoryWrites(WriteBase):
         count = entry.reinforce + 1
         bumped = Entry(**{**entry.to_dict(), "reinforce": count})
         self._check_cap(target, live, {entry.id: bumped.rendered})
-        entries.set_reinforce(conn, entry.id, count, self.s.now())
+        entries.set_reinforce(conn, entry.id, count, self.now())
         self._audit(
             conn,
             actor=call.actor,
@@ -282,7 +282,7 @@ class MemoryWrites(WriteBase):
             {successor.id: entry.rendered} if successor else {"": entry.rendered}
         )
         self._check_cap(target, live, change)
-        now = self.s.now()
+        now = self.now()
         if successor is not None:
             entries.end(conn, successor.id, "replaced", now, replaced_by=entry.id)
         entries.revive(conn, entry.id, now)

@@ -22,9 +22,11 @@ from typing import Any
 
 from opentelemetry import trace
 
+from reverie.actors.context import Judge
 from reverie.actors.judging import consult
 from reverie.actors.rule_refresh import refresh_all
 from reverie.actors.stage import Stage
+from reverie.bus.bus import Bus
 from reverie.bus.messages import Envelope, PromotedFactChanged, PromoteDue, ToolCall
 from reverie.clock import iso
 from reverie.commands import MemoryCommand
@@ -53,6 +55,10 @@ class Promoter(Stage):
     handles = (PromoteDue, PromotedFactChanged)
     switch = "promotion_enabled"
 
+    def __init__(self, namespace: str, *, judge: Judge, bus: Bus, **stage: Any) -> None:
+        super().__init__(namespace, **stage)
+        self.judge, self.bus = judge, bus
+
     @property
     def enabled(self) -> bool:
         """Always on the bus: ``promotion_enabled`` stops new promotions (the pass's turn),
@@ -70,11 +76,13 @@ class Promoter(Stage):
     async def refresh(self) -> bool:
         """Every pending refresh of a promoted rule (see :mod:`reverie.actors.rule_refresh`)
         in one transaction; MEMORY.md rewritten once it committed."""
-        changed = await self.s.db.write(lambda conn: refresh_all(conn, self.s, self.namespace))
+        changed = await self.db.write(
+            lambda conn: refresh_all(conn, self.config, self.namespace, self.now())
+        )
         if changed:
-            await self.s.db.read(
+            await self.db.read(
                 lambda conn: self.project(
-                    lambda: self.s.projector.write_entries(conn, self.namespace, "memory")
+                    lambda: self.projector.write_entries(conn, self.namespace, "memory")
                 )
             )
         return changed
@@ -105,7 +113,7 @@ class Promoter(Stage):
     def look(self, conn: sqlite3.Connection) -> tuple[list[Fact], list[str]]:
         """The candidates as of now, and MEMORY.md's live entries."""
         memory = [e.content for e in entries.live(conn, self.namespace, "memory")]
-        return self.candidates(conn, self.s.clock.now()), memory
+        return self.candidates(conn, self.clock.now()), memory
 
     async def run(self) -> PromoterDetails:
         candidates, memory = await self.looked()
@@ -113,7 +121,7 @@ class Promoter(Stage):
         if candidates:
             outcomes = await self._judge_and_write(candidates, memory)
         decided = [o.fact_id for o in outcomes if o.verdict in {"promoted", "skip"}]
-        stamp = self.s.now()
+        stamp = self.now()
         records = [{"ts": stamp, **o.to_dict()} for o in outcomes]
         details = PromoterDetails.of(len(candidates), outcomes)
         counts = details.by_verdict
@@ -160,7 +168,7 @@ class Promoter(Stage):
             ],
             limit,
         )
-        answer = await consult(self.s, self.namespace, prompt)
+        answer = await consult(self.judge, self.namespace, prompt)
         if isinstance(answer, Deferred):
             return [self._outcome(f, "deferred", reason=answer.reason) for f in candidates]
         verdicts = {v["id"]: v for v in answer.data["verdicts"]}
@@ -199,7 +207,7 @@ class Promoter(Stage):
     async def _write(self, fact: Fact, text: str) -> PromotionOutcome:
         command = MemoryCommand("add", "memory", text, None)
         try:
-            result = await self.s.bus.ask(ToolCall(self.namespace, None, command, actor=self.name))
+            result = await self.bus.ask(ToolCall(self.namespace, None, command, actor=self.name))
         except (ReverieError, TimeoutError) as exc:
             return self._outcome(fact, "deferred", rewrite=text, reason=f"write failed: {exc!r}")
         assert isinstance(result, ToolResult)
@@ -208,10 +216,10 @@ class Promoter(Stage):
 
             def remember(conn: sqlite3.Connection) -> None:
                 generated.remember(
-                    conn, self.namespace, text, f"promoter:{fact.chain_id}", self.s.now()
+                    conn, self.namespace, text, f"promoter:{fact.chain_id}", self.now()
                 )
 
-            await self.s.db.write(remember)
+            await self.db.write(remember)
             return self._outcome(fact, "promoted", rewrite=text, entry_id=entry_id)
         if result.decision is Decision.NOOP:
             return self._outcome(

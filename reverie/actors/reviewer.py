@@ -32,15 +32,17 @@ from typing import Any
 
 import anyio
 
-from reverie.actors.context import Services
+from reverie.actors.context import Clocked
 from reverie.bus.actor import Actor
-from reverie.bus.bus import ActorDisabled, OverBudget
+from reverie.bus.bus import ActorDisabled, Bus, OverBudget
 from reverie.bus.messages import REVIEW_ORDER, Envelope, PromoteDue, ReviewDue, StageDue
 from reverie.bus.replies import Pending, StageOutcome
-from reverie.clock import iso
+from reverie.clock import Clock, iso
+from reverie.config import ReviewerConfig
 from reverie.errors import ReverieError, map_store_errors
 from reverie.reports import NamespaceReport, StageReport
 from reverie.stores import ledger, review_state
+from reverie.stores.db import Database
 from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -78,14 +80,15 @@ class _Closing:
     began_at: int
 
 
-class Reviewer(Actor):
+class Reviewer(Actor, Clocked):
     name = "reviewer"
     handles = (ReviewDue,)
 
-    def __init__(self, namespace: str, services: Services) -> None:
+    def __init__(
+        self, namespace: str, *, db: Database, bus: Bus, clock: Clock, settings: ReviewerConfig
+    ) -> None:
         super().__init__(namespace)
-        self.s = services
-        self.cfg = services.config.reviewer
+        self.db, self.bus, self.clock, self.cfg = db, bus, clock, settings
         self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
     @property
@@ -103,8 +106,8 @@ class Reviewer(Actor):
         return await self.review(force=message.force)
 
     async def review(self, force: bool = False) -> NamespaceReport:
-        now = self.s.clock.now()
-        began, reason, start = await self.s.db.write(lambda conn: self._begin(conn, now, force))
+        now = self.clock.now()
+        began, reason, start = await self.db.write(lambda conn: self._begin(conn, now, force))
         if not began:
             return NamespaceReport(self.namespace, ran=False, force=force, reason=reason)
         stages: list[StageReport] = []
@@ -135,7 +138,7 @@ class Reviewer(Actor):
         """One stage's turn: its outcome, or None (disabled, failed, over budget), reported
         either way; the pass goes on whatever the stage did."""
         try:
-            outcome: StageOutcome = await self.s.bus.ask(ask, timeout_s=math.inf)
+            outcome: StageOutcome = await self.bus.ask(ask, timeout_s=math.inf)
         except ActorDisabled:
             reports.append(StageReport(name, "disabled"))
             return None
@@ -153,11 +156,11 @@ class Reviewer(Actor):
     async def _close(self, closing: _Closing, outcomes: list[StageOutcome | None] | None) -> None:
         """The closing transaction, then the jsonl records and what follows the landing."""
         pending = [item for out in outcomes or () if out is not None for item in out.pending]
-        landed = await self.s.db.write(lambda conn: self._end(conn, closing, outcomes, pending))
+        landed = await self.db.write(lambda conn: self._end(conn, closing, outcomes, pending))
         if any(item.records for item in landed):
             await anyio.to_thread.run_sync(_append_logs, landed)
         if any(item.landed for item in landed):
-            await self.s.db.read(partial(_after_landing, landed))
+            await self.db.read(partial(_after_landing, landed))
 
     def _quiet_until(
         self, stages: list[StageReport], outcomes: list[StageOutcome | None]
@@ -165,7 +168,7 @@ class Reviewer(Actor):
         """Until when this namespace stays quiet without a new write: the earliest due time
         of a stage that could act by the clock alone; "" when one may act now (it left work
         for later, failed, or never ran); None when only a new write can change anything."""
-        now = self.s.clock.now()
+        now = self.clock.now()
         soonest: datetime | None = None
         for out, outcome in zip(stages, outcomes, strict=True):
             status = out.status
@@ -230,7 +233,7 @@ class Reviewer(Actor):
         ledger.append(
             conn,
             LedgerRecord(
-                ts=self.s.now(),
+                ts=self.now(),
                 namespace=self.namespace,
                 actor=self.name,
                 action="review_pass",
@@ -247,7 +250,7 @@ class Reviewer(Actor):
         if until != "":
             # a write that landed while the pass ran may be one its stages never saw
             if not review_state.written_since(conn, self.namespace, closing.began_at, REVIEWERS):
-                review_state.mark_quiet(conn, self.namespace, until, self.s.now())
+                review_state.mark_quiet(conn, self.namespace, until, self.now())
         return landed
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from reverie.actors.context import Services, new_id
+from reverie.actors.context import new_id
+from reverie.config import Config
 from reverie.rules.consolidation import rewrite, rewrite_problem
 from reverie.rules.similarity import near_duplicate
 from reverie.stores import entries, generated, ledger, review_state, topics
@@ -22,9 +23,9 @@ from reverie.stores.review_state import promoted_key
 from reverie.telemetry.tracing import trace_id_hex
 
 
-def refresh_all(conn: sqlite3.Connection, services: Services, namespace: str) -> bool:
-    """Handle every pending ask of the namespace (inside the caller's transaction); True
-    when MEMORY.md changed."""
+def refresh_all(conn: sqlite3.Connection, config: Config, namespace: str, now: str) -> bool:
+    """Handle every pending ask of the namespace (inside the caller's transaction, stamped
+    ``now``); True when MEMORY.md changed."""
     changed = False
     for chain_id, ask in review_state.refreshes(conn, namespace).items():
         review_state.drop(conn, namespace, review_state.REFRESH + chain_id)
@@ -32,10 +33,10 @@ def refresh_all(conn: sqlite3.Connection, services: Services, namespace: str) ->
         rule = _rule(conn, namespace, chain_id)
         if new is None or new.invalid_at is not None or rule is None:
             continue  # corrected again since (a newer ask replaced this one), or no rule
-        if _refresh(conn, services, rule, new, ask):
+        if _refresh(conn, config, now, rule, new, ask):
             changed = True
         elif ask.get("restored"):
-            _retire(conn, services, rule, new, ask)
+            _retire(conn, now, rule, new, ask)
             changed = True
     return changed
 
@@ -47,11 +48,15 @@ def _rule(conn: sqlite3.Connection, namespace: str, chain_id: str) -> Entry | No
 
 
 def _refresh(
-    conn: sqlite3.Connection, services: Services, rule: Entry, new: Fact, ask: dict[str, Any]
+    conn: sqlite3.Connection,
+    cfg: Config,
+    now: str,
+    rule: Entry,
+    new: Fact,
+    ask: dict[str, Any],
 ) -> bool:
     """Rewrite ``rule`` from the chain's new value; False (nothing written) when the
     rewrite fails its checks, would duplicate another entry or would overflow the cap."""
-    cfg = services.config
     limit = cfg.promoter.rewrite_chars
     text = rewrite(new.content, new.topic, limit)
     if rewrite_problem(text, new.content, new.topic, limit) is not None:
@@ -60,7 +65,6 @@ def _refresh(
     threshold = cfg.writer.jaccard_threshold
     if any(near_duplicate(text, e.content, threshold) for e in live if e.id != rule.id):
         return False
-    now = services.now()
     fresh = _entry(rule.namespace, text, new.session_id, now)
     if entries.usage_after(live, {rule.id: fresh.rendered}) > cfg.caps.memory:
         return False
@@ -70,7 +74,7 @@ def _refresh(
     generated.remember(conn, rule.namespace, text, f"promoter:{new.chain_id}", now)
     _audit(
         conn,
-        services,
+        now,
         rule,
         "refresh",
         "REPLACED",
@@ -84,14 +88,14 @@ def _refresh(
 
 
 def _retire(
-    conn: sqlite3.Connection, services: Services, rule: Entry, back: Fact, ask: dict[str, Any]
+    conn: sqlite3.Connection, now: str, rule: Entry, back: Fact, ask: dict[str, Any]
 ) -> None:
     """A restored value that cannot be written as a rule retires the rule stating the value
     just undone (the ledger keeps it; ``restore`` brings it back)."""
-    entries.end(conn, rule.id, "removed", services.now())
+    entries.end(conn, rule.id, "removed", now)
     _audit(
         conn,
-        services,
+        now,
         rule,
         "retire",
         "REMOVED",
@@ -121,7 +125,7 @@ def _entry(namespace: str, text: str, session_id: str | None, now: str) -> Entry
 
 def _audit(
     conn: sqlite3.Connection,
-    services: Services,
+    now: str,
     rule: Entry,
     action: str,
     decision: str,
@@ -131,7 +135,7 @@ def _audit(
     ledger.append(
         conn,
         LedgerRecord(
-            ts=services.now(),
+            ts=now,
             namespace=rule.namespace,
             actor="promoter",
             action=action,

@@ -22,7 +22,7 @@ class SkillWrites(WriteBase):
         return await self._write(lambda conn: self._skill_txn(conn, cmd, call))
 
     def _skill_txn(self, conn: sqlite3.Connection, cmd: SkillCommand, call: ToolCall) -> Outcome:
-        now = self.s.now()
+        now = self.now()
         current = skills.get(conn, self.namespace, cmd.name)
         before: dict[str, Any] | None
         if cmd.action == "create":
@@ -45,7 +45,7 @@ class SkillWrites(WriteBase):
         )
 
         def project(_: sqlite3.Connection) -> None:
-            self.s.projector.write_skill(skill)
+            self.projector.write_skill(skill)
 
         verb = "created" if decision is Decision.CREATED else "patched"
         return Outcome(
@@ -106,7 +106,7 @@ class SkillWrites(WriteBase):
         current = skills.get(conn, self.namespace, message.name)
         if current is None or current.archived_at is not None:
             raise ToolInputError(f"no registered skill {quoted(message.name)}")
-        now = self.s.now()
+        now = self.now()
         if isinstance(message, SkillUsed):
             skills.mark_used(conn, self.namespace, message.name, now)
             action, detail, session = "use", {"last_used_at": now}, message.session_id

@@ -16,13 +16,16 @@ from typing import Any, ClassVar
 import anyio
 import anyio.to_thread
 
-from reverie.actors.context import Services
+from reverie.actors.context import Clocked
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, StageDue
 from reverie.bus.replies import Pending, StageOutcome
-from reverie.clock import iso
+from reverie.clock import Clock, iso
+from reverie.config import Config
 from reverie.reports import StageDetails, StageReport
 from reverie.stores import ledger, review_state
+from reverie.stores.db import Database
+from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -30,7 +33,7 @@ from reverie.telemetry.tracing import trace_id_hex
 _log = get_logger("reverie.review")
 
 
-class Stage(Actor):
+class Stage(Actor, Clocked):
     """One review stage of one namespace: a bus actor the reviewer asks in its order."""
 
     name: ClassVar[str] = "stage"
@@ -40,9 +43,20 @@ class Stage(Actor):
     data_bound: ClassVar[bool] = False
     """Its outcome depends only on what is stored (see :class:`StageOutcome`)."""
 
-    def __init__(self, namespace: str, services: Services) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        *,
+        db: Database,
+        projector: Projector,
+        clock: Clock,
+        config: Config,
+    ) -> None:
         super().__init__(namespace)
-        self.s = services
+        self.db, self.projector, self.clock = db, projector, clock
+        self.config = config
+        self.cfg: Any = getattr(config, self.section)
+        """The stage's own section of the settings."""
         self._stamp: tuple[str | None] | None = None  # (last run,) once known
         self.pending: list[Pending] | None = None
         """Where deferred writes go when a review pass collects them (see :meth:`commit`)."""
@@ -87,10 +101,6 @@ class Stage(Actor):
         return None if self._stamp is None else self._stamp[0]
 
     @property
-    def cfg(self) -> Any:
-        return getattr(self.s.config, self.section)
-
-    @property
     def switched_on(self) -> bool:
         """The stage's kill switch, for its turn in a pass."""
         return bool(getattr(self.cfg, self.switch))
@@ -117,7 +127,7 @@ class Stage(Actor):
         """When the stage is next due; ``None`` when it never ran (due now)."""
         if self._stamp is None:
             self.know(
-                await self.s.db.read(
+                await self.db.read(
                     lambda conn: review_state.get(conn, self.namespace, self.last_key)
                 )
             )
@@ -141,16 +151,16 @@ class Stage(Actor):
 
     async def looked(self) -> Any:
         """What :meth:`look` reads, read now."""
-        return await self.s.db.read(self.look)
+        return await self.db.read(self.look)
 
     def due_now(self) -> bool:
         """The due-check from the last run the pass read (no read of its own)."""
         when = self._next_due()
-        return when is None or self.s.clock.now() >= when
+        return when is None or self.clock.now() >= when
 
     def done(self, conn: sqlite3.Connection, detail: dict[str, Any]) -> None:
         """Stamp the round as run and audit it (inside the caller's transaction)."""
-        now = self.s.now()
+        now = self.now()
         review_state.put(conn, self.namespace, self.last_key, now, now)
         self.audit(conn, "round", "DONE", None, detail)
         self.know(now)  # a failed commit fails the stage, and a failed stage is not trusted
@@ -170,7 +180,7 @@ class Stage(Actor):
         ledger.append(
             conn,
             LedgerRecord(
-                ts=self.s.now(),
+                ts=self.now(),
                 namespace=self.namespace,
                 actor=self.name,
                 action=action,
@@ -207,18 +217,18 @@ class Stage(Actor):
         if defer and then is None and self.pending is not None:
             self.pending.append(Pending(self.name, body, log, records, self.log, landed))
             return
-        await self.s.db.write(body, then=then)
+        await self.db.write(body, then=then)
         with anyio.CancelScope(shield=True):  # committed: its log line follows it
             if records:
                 await anyio.to_thread.run_sync(self.log, log, records)
             if landed is not None:
-                await self.s.db.read(landed)
+                await self.db.read(landed)
 
     def log(self, name: str, records: list[dict[str, Any]]) -> None:
         """Append to ``logs/wiki/<name>.jsonl`` (in a worker thread, after the
         commit: a full disk here is reported, and the database keeps the record)."""
         try:
-            self.s.projector.append_log(self.namespace, name, records)
+            self.projector.append_log(self.namespace, name, records)
         except OSError as exc:
             _log.warning("jsonl_log_failed", namespace=self.namespace, log=name, error=repr(exc))
 

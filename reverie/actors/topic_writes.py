@@ -75,7 +75,7 @@ class TopicWrites(WriteBase):
         self, conn: sqlite3.Connection, cmd: TopicCommand, call: ToolCall
     ) -> Outcome:
         assert cmd.topic is not None and cmd.content is not None
-        topic, content, now = cmd.topic, cmd.content, self.s.now()
+        topic, content, now = cmd.topic, cmd.content, self.now()
         created_topic = self._open_topic(conn, topic, now)
         candidates = {f.id: f for f in self._candidates(conn, topic, content)}
         live = [(f.id, f.content) for f in candidates.values()]
@@ -169,7 +169,7 @@ class TopicWrites(WriteBase):
         )
 
         def project(_: sqlite3.Connection) -> None:
-            self.s.projector.append_history(self.namespace, topic, events)
+            self.projector.append_history(self.namespace, topic, events)
 
         extra: dict[str, Any] = {"topic": topic, "chain_id": fact.chain_id, "depth": fact.depth}
         if old is not None:
@@ -183,7 +183,7 @@ class TopicWrites(WriteBase):
 
         def project(_: sqlite3.Connection) -> None:
             if text:
-                self.s.projector.write_summary(self.namespace, topic, text)
+                self.projector.write_summary(self.namespace, topic, text)
 
         return project
 
@@ -214,7 +214,7 @@ class TopicWrites(WriteBase):
     def _supersede_with(
         self, conn: sqlite3.Connection, call: ToolCall, head: Fact, content: str
     ) -> Outcome:
-        now = self.s.now()
+        now = self.now()
         fact_id = new_id("fct")
         fact = Fact(
             id=fact_id,
@@ -250,7 +250,7 @@ class TopicWrites(WriteBase):
         events = [add_event(fact), supersede_event(head.id, fact.id, now)]
 
         def project(_: sqlite3.Connection) -> None:
-            self.s.projector.append_history(self.namespace, head.topic, events)
+            self.projector.append_history(self.namespace, head.topic, events)
 
         return Outcome(
             ok(

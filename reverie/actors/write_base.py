@@ -10,13 +10,18 @@ from typing import Any
 
 from opentelemetry import trace
 
-from reverie.actors.context import Services
+from reverie.actors.context import Clocked
 from reverie.bus.actor import Actor
+from reverie.bus.bus import Bus
 from reverie.bus.messages import ToolCall
+from reverie.clock import Clock
+from reverie.config import Config
 from reverie.errors import ToolInputError, quoted
 from reverie.results import Decision, ToolResult, ok
 from reverie.rules.secrets import refusal, secret_kind
 from reverie.stores import calls, ledger
+from reverie.stores.db import Database
+from reverie.stores.projection import Projector
 from reverie.stores.records import Entry, Fact, LedgerRecord
 from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
@@ -46,13 +51,22 @@ def refuse_secret(field: str, text: str | None) -> None:
         raise ToolInputError(refusal(kind, field, text))
 
 
-class WriteBase(Actor):
+class WriteBase(Actor, Clocked):
     """The writer's common ground; the handlers for each tool are mixins of it."""
 
-    def __init__(self, namespace: str, services: Services) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        *,
+        db: Database,
+        projector: Projector,
+        bus: Bus,
+        clock: Clock,
+        config: Config,
+    ) -> None:
         super().__init__(namespace)
-        self.s = services
-        self.cfg = services.config
+        self.db, self.projector, self.bus, self.clock = db, projector, bus, clock
+        self.cfg = config
         self._named: ToolCall | None = None  # a tool call the host named, not yet written
         self._call_id: str | None = None  # the host's id of the call being written, if any
 
@@ -60,10 +74,10 @@ class WriteBase(Actor):
         """One write transaction, then its projections in the same hop to the thread."""
         named, self._named = self._named, None
         if named is not None:
-            return await self.s.db.write(
+            return await self.db.write(
                 lambda conn: self._named_txn(conn, named, body), then=self._project
             )
-        return await self.s.db.write(body, then=self._project)
+        return await self.db.write(body, then=self._project)
 
     def _named_txn(self, conn: sqlite3.Connection, call: ToolCall, body: Txn) -> Outcome:
         """A call with the host's call id is answered once: its answer is stored in the
@@ -92,7 +106,7 @@ class WriteBase(Actor):
             call.session_id,
             request,
             answer.to_dict(),
-            self.s.now(),
+            self.now(),
         )
         return Outcome(answer, outcome.projections)
 
@@ -125,7 +139,7 @@ class WriteBase(Actor):
         ledger.append(
             conn,
             LedgerRecord(
-                ts=self.s.now(),
+                ts=self.now(),
                 namespace=self.namespace,
                 actor=actor,
                 action=action,

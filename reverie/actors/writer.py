@@ -63,7 +63,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
             for message in self._follow:  # an ask of a write rolled back finds no row
                 # never waits on the promoter: a full mailbox, a disabled promoter or a
                 # closing runtime leave the ask to the row, run at the promoter's next turn
-                self.s.bus.offer(message, cause=envelope)
+                self.bus.offer(message, cause=envelope)
 
     async def _receive(self, envelope: Envelope) -> Any:
         message = envelope.message
@@ -102,8 +102,8 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
             user=user and await _redacted(user),
             assistant=assistant and await _redacted(assistant),
         )
-        episode = await self.s.db.write(lambda conn: self._turn_txn(conn, message))
-        await self.s.bus.tell(
+        episode = await self.db.write(lambda conn: self._turn_txn(conn, message))
+        await self.bus.tell(
             TurnEnded(self.namespace, message.session_id, episode.id, episode.turn), cause=envelope
         )
         return episode
@@ -115,7 +115,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
             message.session_id,
             message.user,
             message.assistant,
-            self.s.now(),
+            self.now(),
         )
         self._audit(
             conn,
@@ -144,7 +144,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
             self._named = None
 
     async def _lookup(self, call_id: str) -> ToolResult | None:
-        done = await self.s.db.read(lambda conn: calls.get(conn, self.namespace, call_id))
+        done = await self.db.read(lambda conn: calls.get(conn, self.namespace, call_id))
         return None if done is None else ToolResult.from_dict(done.result)
 
     # -- keeping a promoted rule current: the promoter's, asked through an outbox ---------
@@ -170,7 +170,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         if entry is None or entry.status != "live":
             return []
         ask = {"fact_id": new.id, "old_id": old.id, "restored": restored}
-        review_state.ask_refresh(conn, self.namespace, old.chain_id, ask, self.s.now())
+        review_state.ask_refresh(conn, self.namespace, old.chain_id, ask, self.now())
         self._follow.append(PromotedFactChanged(self.namespace, old.chain_id))
         return []
 
