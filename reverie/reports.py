@@ -343,3 +343,48 @@ class RoundReport:
         if self.reason is not None:
             out["reason"] = self.reason
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class FlushOutcome:
+    """What one flush (L3) did: its span's attributes and its ledger row's detail."""
+
+    trigger: str
+    candidates: int
+    memory_adds: int
+    topic_saves: int
+    noops: int
+    refused: int
+    skipped: int
+    left_for_next: int
+    deferred: str | None
+    asked_model: int
+    watermark: int
+    skipped_because: tuple[tuple[str, int], ...]
+    """Why candidates were skipped, with how many each (sorted by reason)."""
+    flagged: int
+    """Candidates that gave the agent an instruction: never stored, flagged in the ledger."""
+
+    def attributes(self) -> dict[str, str | int]:
+        """The span attributes (and log fields) of the flush."""
+        return {
+            "reverie.flush.trigger": self.trigger,
+            "reverie.flush.candidates": self.candidates,
+            "reverie.flush.memory_adds": self.memory_adds,
+            "reverie.flush.topic_saves": self.topic_saves,
+            "reverie.flush.noops": self.noops,
+            "reverie.flush.refused": self.refused,
+            "reverie.flush.skipped": self.skipped,
+            "reverie.flush.left_for_next": self.left_for_next,
+            "reverie.flush.deferred": self.deferred or "",
+            "reverie.flush.asked_model": self.asked_model,
+            "reverie.flush.watermark": self.watermark,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **{k.removeprefix("reverie.flush."): v for k, v in self.attributes().items()},
+            "deferred": self.deferred,
+            "skipped_because": dict(self.skipped_because),
+            "flagged": self.flagged,
+        }

@@ -28,7 +28,7 @@ from reverie.actors.curator import Curator
 from reverie.actors.distiller import Distiller
 from reverie.actors.linter import Linter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
-from reverie.bus.messages import LintDue
+from reverie.bus.messages import LintDue, PreCompact
 from reverie.bus.replies import StageOutcome
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
@@ -37,6 +37,7 @@ from reverie.reports import (
     CuratorCandidate,
     CuratorDetails,
     DistillerDetails,
+    FlushOutcome,
     LinterDetails,
     NamespaceReport,
     OverlapIssue,
@@ -603,7 +604,23 @@ SAMPLES: list[Any] = [
     StageReport("linter", "not_due", next_due=IDLE),
     NamespaceReport("a", ran=True, force=False, stages=(StageReport("linter", "disabled"),)),
     RoundReport(False, False, (), "nothing stored yet"),
+    FlushOutcome("idle", 3, 1, 1, 0, 0, 1, 0, None, 0, 7, (("a paraphrase", 1),), 0),
 ]
+
+
+async def test_a_flush_answers_a_frozen_outcome_its_ledger_row_agrees_with(
+    rv: reverie.Reverie,
+) -> None:
+    async with rv.namespace("a").session("s") as s:
+        await s.turn(user="The staging database is db-stg-4.internal.")
+        await s.turn(user="Our deploy window is Tuesdays at 14:00 UTC.")
+    outcome = await rv.services.bus.ask(PreCompact("a", "s"))
+    assert isinstance(outcome, FlushOutcome) and outcome.trigger == "pre_compact"
+    assert outcome.candidates == 2 and outcome.topic_saves + outcome.memory_adds >= 1
+    row = [r for r in await rv.namespace("a").ledger() if r.action == "flush"][-1]
+    assert row.detail == {**outcome.to_dict(), "watermark": row.detail["watermark"]}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.candidates = 0  # type: ignore[misc]
 
 
 def test_every_report_type_is_sampled() -> None:

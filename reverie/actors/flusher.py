@@ -30,6 +30,7 @@ from reverie.embedding.index import VectorIndex
 from reverie.errors import ReverieError, ToolInputError
 from reverie.model import questions
 from reverie.model.seam import Deferred
+from reverie.reports import FlushOutcome
 from reverie.results import Decision, ToolResult, refused
 from reverie.rules.directives import addresses_agent, aimed_at_agent
 from reverie.rules.injection import turn_framing
@@ -73,6 +74,8 @@ class Batch:
 
 @dataclass
 class FlushReport:
+    """What a flush did so far (it counts as it goes); :meth:`outcome` is its frozen end."""
+
     trigger: str
     candidates: int = 0
     memory_adds: int = 0
@@ -88,20 +91,22 @@ class FlushReport:
     flagged: list[dict[str, Any]] = field(default_factory=list)
     """Candidates that give the agent an instruction: never stored, flagged in the ledger."""
 
-    def attributes(self) -> dict[str, Any]:
-        return {
-            "reverie.flush.trigger": self.trigger,
-            "reverie.flush.candidates": self.candidates,
-            "reverie.flush.memory_adds": self.memory_adds,
-            "reverie.flush.topic_saves": self.topic_saves,
-            "reverie.flush.noops": self.noops,
-            "reverie.flush.refused": self.refused,
-            "reverie.flush.skipped": self.skipped,
-            "reverie.flush.left_for_next": self.left_for_next,
-            "reverie.flush.deferred": self.deferred or "",
-            "reverie.flush.asked_model": self.asked_model,
-            "reverie.flush.watermark": self.watermark,
-        }
+    def outcome(self) -> FlushOutcome:
+        return FlushOutcome(
+            trigger=self.trigger,
+            candidates=self.candidates,
+            memory_adds=self.memory_adds,
+            topic_saves=self.topic_saves,
+            noops=self.noops,
+            refused=self.refused,
+            skipped=self.skipped,
+            left_for_next=self.left_for_next,
+            deferred=self.deferred,
+            asked_model=self.asked_model,
+            watermark=self.watermark,
+            skipped_because=tuple(sorted(self.skipped_because.items())),
+            flagged=len(self.flagged),
+        )
 
 
 def derived(content: str, source: str) -> bool:
@@ -238,7 +243,7 @@ class Flusher(Actor, Clocked):
             return None  # of several it could correct, the one most about the same thing
         return max(corrected, key=lambda f: (closeness(text, f.content), f.created_at)).topic
 
-    async def flush(self, trigger: str) -> FlushReport:
+    async def flush(self, trigger: str) -> FlushOutcome:
         span = trace.get_current_span()
         report = FlushReport(trigger)
         min_chars = self.config.extractor.min_chars
@@ -248,11 +253,13 @@ class Flusher(Actor, Clocked):
         report.watermark, report.candidates = batch.mark, len(batch.items)
         if batch.items or batch.new_mark != batch.mark:
             await self._route(batch, report)
-        span.add_event("memory.flush", report.attributes())
-        for key, value in report.attributes().items():
+        outcome = report.outcome()
+        attributes = outcome.attributes()
+        span.add_event("memory.flush", attributes)
+        for key, value in attributes.items():
             span.set_attribute(key, value)
-        log.info("memory.flush", namespace=self.namespace, **report.attributes())
-        return report
+        log.info("memory.flush", namespace=self.namespace, **attributes)
+        return outcome
 
     async def _routes(
         self,
@@ -462,9 +469,7 @@ class Flusher(Actor, Clocked):
     async def _advance(self, mark: int, waiting: list[int], report: FlushReport) -> None:
         """Move the watermark past what this flush read and keep what waits, with the
         flush's ledger row."""
-        detail = {k.removeprefix("reverie.flush."): v for k, v in report.attributes().items()}
-        detail["watermark"] = mark
-        detail["skipped_because"] = dict(sorted(report.skipped_because.items()))
+        detail = {**report.outcome().to_dict(), "watermark": mark}
         trace_id = trace_id_hex()
 
         def advance(conn: sqlite3.Connection) -> None:
