@@ -227,8 +227,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "flush-topic-reserve",
         "reverie/actors/flusher.py",
-        "self.s.config.writer.max_topics - self.cfg.topic_reserve",
-        "self.s.config.writer.max_topics",
+        "self.config.writer.max_topics - self.cfg.topic_reserve",
+        "self.config.writer.max_topics",
         "the flush may open the topics reserved for the agent",
         ("tests/test_invariants.py::test_the_flush_leaves_the_reserved_topics_to_the_agent",),
     ),
@@ -286,8 +286,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "curator-idle-days",
         "reverie/actors/curator.py",
-        "timedelta(days=services.config.curator.idle_days)",
-        "timedelta(days=0)",
+        "cutoff = iso(now - timedelta(days=idle_days))",
+        "cutoff = iso(now)",
         "the curator proposes retiring a skill used moments ago",
         ("tests/test_review.py::test_curator_safety_model_dry_run_apply_and_restore",),
     ),
