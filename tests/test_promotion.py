@@ -47,7 +47,7 @@ def promotions(home: Path) -> list[dict[str, Any]]:
 
 
 async def gate(rv: reverie.Reverie) -> list[str]:
-    promoter = Promoter("a", rv.services)
+    promoter = rv.factories[Promoter]("a")
     now = rv.clock.now()
     return [f.id for f in await rv.services.db.read(lambda conn: promoter.candidates(conn, now))]
 
