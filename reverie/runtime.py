@@ -7,7 +7,7 @@ every actor runs inside it, so closing the runtime drains and then ends all of t
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
@@ -31,7 +31,7 @@ from reverie.actors.judging import calls_per_stage
 from reverie.actors.linter import Linter
 from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
-from reverie.actors.stage import Stage
+from reverie.actors.stage import Stage, due_looks
 from reverie.actors.writer import Writer
 from reverie.bus.actor import Actor
 from reverie.bus.bus import ActorDisabled, Bus
@@ -839,17 +839,33 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
         parts.judge,
     )
     stage: dict[str, Any] = {"db": db, "projector": projector, "clock": clock, "config": config}
+    stages: dict[type[Actor], Callable[[str], Stage]] = {
+        Linter: partial(Linter, judge=judge, **stage),
+        Distiller: partial(Distiller, judge=judge, **stage),
+        Promoter: partial(Promoter, judge=judge, bus=bus, **stage),
+        Curator: partial(Curator, **stage),
+    }
+
+    def look_ahead(
+        namespace: str, stamps: Mapping[str, Any]
+    ) -> Callable[[sqlite3.Connection], dict[str, Any]] | None:
+        return due_looks([make(namespace) for make in stages.values()], stamps)
+
     return {
         Writer: partial(Writer, db=db, projector=projector, bus=bus, clock=clock, config=config),
         Extractor: partial(Extractor, db=db, clock=clock, settings=config.extractor),
         Flusher: partial(
             Flusher, db=db, bus=bus, clock=clock, config=config, judge=judge, vectors=vectors
         ),
-        Reviewer: partial(Reviewer, db=db, bus=bus, clock=clock, settings=config.reviewer),
-        Linter: partial(Linter, judge=judge, **stage),
-        Distiller: partial(Distiller, judge=judge, **stage),
-        Promoter: partial(Promoter, judge=judge, bus=bus, **stage),
-        Curator: partial(Curator, **stage),
+        Reviewer: partial(
+            Reviewer,
+            db=db,
+            bus=bus,
+            clock=clock,
+            settings=config.reviewer,
+            look_ahead=look_ahead,
+        ),
+        **stages,
     }
 
 

@@ -145,7 +145,7 @@ def test_no_connection_is_left_to_the_garbage_collector() -> None:
     assert offenders == []
 
 
-CAPABILITIES = {"db", "projector", "bus", "clock", "judge", "vectors"}
+CAPABILITIES = {"db", "projector", "bus", "clock", "judge", "vectors", "look_ahead"}
 """What an actor may be given beyond its settings: each a narrow capability."""
 
 

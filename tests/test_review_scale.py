@@ -15,6 +15,8 @@ import reverie
 from reverie import ManualClock
 from reverie.actors.curator import Curator
 from reverie.actors.linter import RELATED, Linter
+from reverie.actors.promoter import Promoter
+from reverie.bus.messages import PromoteDue
 from reverie.reports import CuratorDetails
 from reverie.stores import topics
 from tests.conftest import review_stage
@@ -59,12 +61,12 @@ async def test_a_pass_that_changes_nothing_but_stamps_commits_twice(
 ) -> None:
     """Invariant: the stages' bookkeeping (stamps, ledger rows) joins the pass's closing
     transaction — two writes a pass (begin, end), not one per stage — and still lands;
-    each stage actor reads what it looks at once, in one read of its own."""
+    what the due stages look at is read once for all of them (one snapshot, one hop)."""
     await remember(rv)
     seen = count_calls(monkeypatch, rv)
     report = await rv.namespace("a").review(force=True)
     assert [s["status"] for s in report["stages"]] == ["ran"] * 4
-    assert seen == Counter(write=2, read=4)
+    assert seen == Counter(write=2, read=1)
     rounds = [r.actor for r in await rv.namespace("a").ledger() if r.action == "round"]
     assert rounds == ["linter", "distiller", "promoter", "curator"]
     await remember(rv, ("deploy", "The deploy port is 8080"))  # something new: not quiet
@@ -81,8 +83,8 @@ async def test_a_pass_that_distils_still_commits_twice(
     seen = count_calls(monkeypatch, rv)
     report = await rv.review(force=True)
     assert review_stage(report, "distiller")["distilled"] == 2
-    assert seen["write"] == 2 and seen["read"] == 6  # the names with the quiet marks (one
-    # snapshot), the four stages' looks, and the summaries' files once the closing write landed
+    assert seen["write"] == 2 and seen["read"] == 3  # the names with the quiet marks, the
+    # four stages' looks (one snapshot each), and the summaries' files once the write landed
     home = rv.home / "a" / "topics"
     assert (home / "deploy" / "summary.md").read_text() == "The deploy port is 8080\n"
     assert (home / "oncall" / "summary.md").read_text() == "The pager is #ops\n"
@@ -236,3 +238,30 @@ async def test_a_broken_look_fails_its_stage_alone(
     again = await rv.review(force=True)
     assert statuses(again)["curator"] == "ran"
     assert statuses(again)["promoter"] == "not_due"
+
+
+async def test_a_stage_uses_the_look_the_pass_read_unless_it_wrote_since(
+    rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look the pass read for a stage is the stage's (no read of its own), except the
+    promoter's after a refresh of a promoted rule changed MEMORY.md in its turn."""
+    await remember(rv, ("deploy", "The deploy port is 8080"))
+    own_reads: list[str] = []
+    looked = Promoter.look
+
+    def counted(self: Promoter, conn: sqlite3.Connection) -> Any:
+        own_reads.append(self.name)
+        return looked(self, conn)
+
+    async def refreshed(self: Promoter) -> bool:
+        return True
+
+    monkeypatch.setattr(Promoter, "look", counted)
+    given = ([], [])
+    ask = PromoteDue("a", None, known=True, in_pass=False, look=given, looked=True)
+    outcome = await rv.services.bus.ask(ask)
+    assert outcome.report.status == "ran" and own_reads == []  # the given look was used
+    monkeypatch.setattr(Promoter, "refresh", refreshed)
+    again = PromoteDue("a", None, known=True, in_pass=False, refresh=True, look=given, looked=True)
+    await rv.services.bus.ask(again)
+    assert own_reads == ["promoter"]  # MEMORY.md changed: the stale look is not used

@@ -17,6 +17,7 @@ stages, exactly.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -69,8 +70,9 @@ class Promoter(Stage):
         message = envelope.message
         if isinstance(message, PromotedFactChanged):
             return await self.refresh()
-        if isinstance(message, PromoteDue) and message.refresh:
-            await self.refresh()
+        if isinstance(message, PromoteDue) and message.refresh and await self.refresh():
+            stale = replace(message, look=None, looked=False)  # MEMORY.md changed since
+            envelope = replace(envelope, message=stale)
         return await super().on_receive(envelope)
 
     async def refresh(self) -> bool:

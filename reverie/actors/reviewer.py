@@ -25,6 +25,7 @@ import math
 import os
 import sqlite3
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -80,15 +81,46 @@ class _Closing:
     began_at: int
 
 
+LookAhead = Callable[
+    [str, Mapping[str, Any]], Callable[[sqlite3.Connection], dict[str, Any]] | None
+]
+"""(namespace, the stages' last runs) → one read of what every due stage looks at, or None."""
+
+
+def _ask(
+    namespace: str,
+    name: str,
+    message_type: type[StageDue],
+    start: _Start,
+    looks: dict[str, Any],
+) -> StageDue:
+    """The stage's ask: its last run and its look as the pass read them."""
+    given: dict[str, Any] = {"look": looks.get(name), "looked": name in looks}
+    last = start.stamps.get(_last_key(name))
+    if message_type is PromoteDue:
+        return PromoteDue(namespace, last, known=True, refresh=start.refreshes, **given)
+    return message_type(namespace, last, known=True, **given)
+
+
 class Reviewer(Actor, Clocked):
     name = "reviewer"
     handles = (ReviewDue,)
 
     def __init__(
-        self, namespace: str, *, db: Database, bus: Bus, clock: Clock, settings: ReviewerConfig
+        self,
+        namespace: str,
+        *,
+        db: Database,
+        bus: Bus,
+        clock: Clock,
+        settings: ReviewerConfig,
+        look_ahead: LookAhead,
     ) -> None:
         super().__init__(namespace)
         self.db, self.bus, self.clock, self.cfg = db, bus, clock, settings
+        self.look_ahead = look_ahead
+        """What the due stages will look at, for the pass's one read of it (the stages'
+        own due-checks and looks, wired by the runtime; see ``stage.due_looks``)."""
         self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
     @property
@@ -115,13 +147,10 @@ class Reviewer(Actor, Clocked):
         started = anyio.current_time()
         complete = False
         try:
+            reading = self.look_ahead(self.namespace, start.stamps)
+            looks = {} if reading is None else await self.db.read(reading)
             for name, message_type in REVIEW_ORDER:
-                last = start.stamps.get(_last_key(name))
-                ask = (
-                    PromoteDue(self.namespace, last, known=True, refresh=start.refreshes)
-                    if message_type is PromoteDue
-                    else message_type(self.namespace, last, known=True)
-                )
+                ask = _ask(self.namespace, name, message_type, start, looks)
                 outcomes.append(await self._turn(name, ask, stages))
             complete = True
         finally:

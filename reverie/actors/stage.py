@@ -9,7 +9,7 @@ ledger row. It answers with a :class:`~reverie.bus.replies.StageOutcome`."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -58,6 +58,7 @@ class Stage(Actor, Clocked):
         self.cfg: Any = getattr(config, self.section)
         """The stage's own section of the settings."""
         self._stamp: tuple[str | None] | None = None  # (last run,) once known
+        self._given: tuple[Any] | None = None  # (look,) when the pass read it
         self.pending: list[Pending] | None = None
         """Where deferred writes go when a review pass collects them (see :meth:`commit`)."""
 
@@ -69,6 +70,7 @@ class Stage(Actor, Clocked):
             return StageOutcome(self.name, StageReport(self.name, "disabled"))
         if message.known:
             self.know(message.last_run)
+        self._given = (message.look,) if message.looked else None
         self.pending = [] if message.in_pass else None
         try:
             if await self.due():
@@ -150,7 +152,11 @@ class Stage(Actor, Clocked):
         raise NotImplementedError
 
     async def looked(self) -> Any:
-        """What :meth:`look` reads, read now."""
+        """What :meth:`look` reads: as the pass read it when it began (see
+        :func:`due_looks`), else read now."""
+        if self._given is not None:
+            (look,), self._given = self._given, None
+            return look
         return await self.db.read(self.look)
 
     def due_now(self) -> bool:
@@ -238,3 +244,31 @@ class Stage(Actor, Clocked):
             write()
         except OSError as exc:
             _log.warning("projection_failed", namespace=self.namespace, error=repr(exc))
+
+
+def due_looks(
+    stages: Sequence[Stage], stamps: Mapping[str, Any]
+) -> Callable[[sqlite3.Connection], dict[str, Any]] | None:
+    """What every due stage of a pass looks at, as one read: each stage's own due-check
+    (from the last runs the pass read) and its own :meth:`Stage.look`. No stage writes
+    before the pass's closing transaction (the promoter forgets its look when a refresh
+    wrote), so each sees what it would have read on its own, and the pass costs one hop
+    for all of them instead of one each. None when no stage is due."""
+    due = []
+    for stage in stages:
+        stage.know(stamps.get(stage.last_key))
+        if stage.switched_on and stage.due_now():
+            due.append(stage)
+    if not due:
+        return None
+
+    def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        looks = {}
+        for stage in due:
+            try:
+                looks[stage.name] = stage.look(conn)
+            except Exception:  # the stage reads it again in its turn, and fails alone
+                continue
+        return looks
+
+    return read

@@ -54,11 +54,14 @@ class StageDue(Message):
     :class:`~reverie.bus.replies.StageOutcome`). ``last_run`` is the stage's last run as
     the pass read it when it began (``known``); a stage not told reads it itself.
     ``in_pass``: writes that nothing later in the pass reads come back in the outcome, for
-    the pass's closing transaction."""
+    the pass's closing transaction. ``look``: what the stage looks at, read for it in the
+    pass's first read (``looked``); a stage not given it reads it itself."""
 
     last_run: str | None = None
     known: bool = False
     in_pass: bool = True
+    look: Any = None
+    looked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
