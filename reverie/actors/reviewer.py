@@ -14,9 +14,11 @@ indexed read instead of a pass.
 
 A pass costs few round trips, so a round over thousands of namespaces stays short: the
 transaction that begins it also reads every stage's last run and sends it with the ask
-(the due-checks read nothing more), and the stages' writes that nothing later in the pass
-reads (summaries, stamps, seen keys, ledger rows) come back in their replies and join the
-transaction that ends it, each stage in its own savepoint.
+(the due-checks read nothing more), one read then takes what every due stage looks at
+(``look_ahead``: the stages' own due-checks and looks) and each ask carries its stage's
+share, and the stages' writes that nothing later in the pass reads (summaries, stamps,
+seen keys, ledger rows) come back in their replies and join the transaction that ends it,
+each stage in its own savepoint.
 """
 
 from __future__ import annotations
