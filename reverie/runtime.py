@@ -31,7 +31,7 @@ from reverie.actors.judging import calls_per_stage
 from reverie.actors.linter import Linter
 from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
-from reverie.actors.stage import Stage, due_looks
+from reverie.actors.stage import Preview, Stage, preview
 from reverie.actors.writer import Writer
 from reverie.bus.actor import Actor
 from reverie.bus.bus import ActorDisabled, Bus
@@ -846,10 +846,8 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
         Curator: partial(Curator, **stage),
     }
 
-    def look_ahead(
-        namespace: str, stamps: Mapping[str, Any]
-    ) -> Callable[[sqlite3.Connection], dict[str, Any]] | None:
-        return due_looks([make(namespace) for make in stages.values()], stamps)
+    def look_ahead(namespace: str, stamps: Mapping[str, Any]) -> Preview:
+        return preview([make(namespace) for make in stages.values()], stamps)
 
     return {
         Writer: partial(Writer, db=db, projector=projector, bus=bus, clock=clock, config=config),

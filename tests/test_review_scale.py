@@ -16,7 +16,7 @@ from reverie import ManualClock
 from reverie.actors.curator import Curator
 from reverie.actors.linter import RELATED, Linter
 from reverie.actors.promoter import Promoter
-from reverie.bus.messages import PromoteDue
+from reverie.bus.messages import PromoteDue, ToolCall
 from reverie.reports import CuratorDetails
 from reverie.stores import topics
 from tests.conftest import review_stage
@@ -265,3 +265,29 @@ async def test_a_stage_uses_the_look_the_pass_read_unless_it_wrote_since(
     again = PromoteDue("a", None, known=True, in_pass=False, refresh=True, look=given, looked=True)
     await rv.services.bus.ask(again)
     assert own_reads == ["promoter"]  # MEMORY.md changed: the stale look is not used
+
+
+async def test_a_stage_with_nothing_to_do_is_not_asked(
+    rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stage that is not due (or switched off) answers from its own check in the pass's
+    preview: no ask, no actor started, the same report; a due one is asked in its turn."""
+    await remember(rv)
+    asked: list[str] = []
+    ask = rv.services.bus.ask
+
+    async def counted(message: Any, **kwargs: Any) -> Any:
+        if not isinstance(message, ToolCall):
+            asked.append(type(message).__name__)
+        return await ask(message, **kwargs)
+
+    monkeypatch.setattr(rv.services.bus, "ask", counted)
+    first = await rv.namespace("a").review(force=True)
+    assert [s["status"] for s in first["stages"]] == ["ran"] * 4
+    assert asked == ["ReviewDue", "LintDue", "DistillDue", "PromoteDue", "CurateDue"]
+    asked.clear()
+    await remember(rv, ("deploy", "The deploy port is 8080"))  # something new: not quiet
+    second = await rv.namespace("a").review(force=True)
+    assert [s["status"] for s in second["stages"]] == ["not_due"] * 4
+    assert all(s["next_due"] for s in second["stages"])
+    assert asked == ["ReviewDue"]

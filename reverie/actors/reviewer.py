@@ -36,6 +36,7 @@ from typing import Any
 import anyio
 
 from reverie.actors.context import Clocked
+from reverie.actors.stage import Preview
 from reverie.bus.actor import Actor
 from reverie.bus.bus import ActorDisabled, Bus, OverBudget
 from reverie.bus.messages import REVIEW_ORDER, Envelope, PromoteDue, ReviewDue, StageDue
@@ -83,10 +84,9 @@ class _Closing:
     began_at: int
 
 
-LookAhead = Callable[
-    [str, Mapping[str, Any]], Callable[[sqlite3.Connection], dict[str, Any]] | None
-]
-"""(namespace, the stages' last runs) → one read of what every due stage looks at, or None."""
+LookAhead = Callable[[str, Mapping[str, Any]], Preview]
+"""(namespace, the stages' last runs) → the stages' preview: who has nothing to do, and one
+read of what the due ones look at (see ``reverie.actors.stage.preview``)."""
 
 
 def _ask(
@@ -149,9 +149,14 @@ class Reviewer(Actor, Clocked):
         started = anyio.current_time()
         complete = False
         try:
-            reading = self.look_ahead(self.namespace, start.stamps)
-            looks = {} if reading is None else await self.db.read(reading)
+            ahead = self.look_ahead(self.namespace, start.stamps)
+            looks = {} if ahead.read is None else await self.db.read(ahead.read)
             for name, message_type in REVIEW_ORDER:
+                settled = ahead.settled.get(name)
+                if settled is not None and not (message_type is PromoteDue and start.refreshes):
+                    stages.append(settled.report)  # nothing to do: no ask (its own check)
+                    outcomes.append(settled)
+                    continue
                 ask = _ask(self.namespace, name, message_type, start, looks)
                 outcomes.append(await self._turn(name, ask, stages))
             complete = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -66,31 +67,41 @@ class Stage(Actor, Clocked):
         """Its turn in a pass: run if due, else say when it is next due."""
         message = envelope.message
         assert isinstance(message, StageDue)
-        if not self.switched_on:
-            return StageOutcome(self.name, StageReport(self.name, "disabled"))
         if message.known:
             self.know(message.last_run)
+        else:
+            await self.next_due()  # reads the last run: the pass did not send it
+        settled = self.settled()
+        if settled is not None:
+            return settled
         self._given = (message.look,) if message.looked else None
         self.pending = [] if message.in_pass else None
         try:
-            if await self.due():
-                report = StageReport.ran(self.name, await self.run())
-            else:
-                next_due = await self.next_due()
-                report = StageReport(
-                    self.name, "not_due", next_due=iso(next_due) if next_due else None
-                )
-            return StageOutcome(
-                stage=self.name,
-                report=report,
-                pending=tuple(self.pending or ()),
-                stamped=lambda: self.last_run,
-                interval_h=float(self.cfg.interval_h),
-                data_bound=self.data_bound,
-                retry_next_round=report.retry_next_round,
-            )
+            return self._answer(StageReport.ran(self.name, await self.run()))
         finally:
             self.pending = None
+
+    def settled(self) -> StageOutcome | None:
+        """The stage's answer when it has nothing to do now — switched off, or not due by
+        its last run — decided without a read; None when it is due."""
+        if not self.switched_on:
+            return StageOutcome(self.name, StageReport(self.name, "disabled"))
+        if self.due_now():
+            return None
+        next_due = self._next_due()
+        when = iso(next_due) if next_due else None
+        return self._answer(StageReport(self.name, "not_due", next_due=when))
+
+    def _answer(self, report: StageReport) -> StageOutcome:
+        return StageOutcome(
+            stage=self.name,
+            report=report,
+            pending=tuple(self.pending or ()),
+            stamped=lambda: self.last_run,
+            interval_h=float(self.cfg.interval_h),
+            data_bound=self.data_bound,
+            retry_next_round=report.retry_next_round,
+        )
 
     def know(self, last_run: str | None) -> None:
         """The stage's last run as the reviewer read it when the pass began (one read for
@@ -246,21 +257,33 @@ class Stage(Actor, Clocked):
             _log.warning("projection_failed", namespace=self.namespace, error=repr(exc))
 
 
-def due_looks(
-    stages: Sequence[Stage], stamps: Mapping[str, Any]
-) -> Callable[[sqlite3.Connection], dict[str, Any]] | None:
-    """What every due stage of a pass looks at, as one read: each stage's own due-check
-    (from the last runs the pass read) and its own :meth:`Stage.look`. No stage writes
-    before the pass's closing transaction (the promoter forgets its look when a refresh
-    wrote), so each sees what it would have read on its own, and the pass costs one hop
-    for all of them instead of one each. None when no stage is due."""
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """A pass's view of its stages before it asks any: the answers of those with nothing to
+    do now (switched off or not due, from their own checks), and one read of what every
+    due one looks at."""
+
+    settled: dict[str, StageOutcome]
+    read: Callable[[sqlite3.Connection], dict[str, Any]] | None
+
+
+def preview(stages: Sequence[Stage], stamps: Mapping[str, Any]) -> Preview:
+    """Each stage's own due-check (from the last runs the pass read) and, for the due ones,
+    its own :meth:`Stage.look`, as one read. No stage writes before the pass's closing
+    transaction (the promoter drops its look when a refresh wrote), so each sees what it
+    would have read on its own, and the pass costs one hop for all of them instead of one
+    each; a stage with nothing to do costs no ask at all."""
+    settled: dict[str, StageOutcome] = {}
     due = []
     for stage in stages:
         stage.know(stamps.get(stage.last_key))
-        if stage.switched_on and stage.due_now():
+        outcome = stage.settled()
+        if outcome is None:
             due.append(stage)
+        else:
+            settled[stage.name] = outcome
     if not due:
-        return None
+        return Preview(settled, None)
 
     def read(conn: sqlite3.Connection) -> dict[str, Any]:
         looks = {}
@@ -271,4 +294,4 @@ def due_looks(
                 continue
         return looks
 
-    return read
+    return Preview(settled, read)
