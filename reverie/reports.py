@@ -22,8 +22,23 @@ TopicStatus: TypeAlias = Literal["distilled", "deferred", "rejected", "failed", 
 Verdict: TypeAlias = Literal["promoted", "skip", "deferred", "deferred_budget"]
 
 
+class _Round:
+    """A stage's round that ran, leaving nothing for the next (what a details type says
+    unless it knows better)."""
+
+    __slots__ = ()
+
+    @property
+    def status(self) -> StageStatus:
+        return "ran"
+
+    @property
+    def retry_next_round(self) -> bool:
+        return False
+
+
 @dataclass(frozen=True, slots=True)
-class LinterDetails:
+class LinterDetails(_Round):
     """The linter's round: conflicts found (``new`` of them recorded for the first time),
     pairs the rules left unclear, whether the breaker ended it, and why the model deferred."""
 
@@ -36,10 +51,6 @@ class LinterDetails:
     @property
     def status(self) -> StageStatus:
         return "breaker" if self.breaker else "deferred" if self.deferred else "ran"
-
-    @property
-    def retry_next_round(self) -> bool:
-        return False
 
     def detail(self) -> dict[str, Any]:
         """The round's ledger detail (the report without its status)."""
@@ -142,7 +153,7 @@ class PromotionOutcome:
 
 
 @dataclass(frozen=True, slots=True)
-class PromoterDetails:
+class PromoterDetails(_Round):
     """The promoter's round: its candidates, how many got each verdict (in the order the
     verdicts first came), and each candidate's outcome."""
 
@@ -160,14 +171,6 @@ class PromoterDetails:
     @property
     def by_verdict(self) -> dict[str, int]:
         return dict(self.counts)
-
-    @property
-    def status(self) -> StageStatus:
-        return "ran"
-
-    @property
-    def retry_next_round(self) -> bool:
-        return False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -217,20 +220,12 @@ SkillIssue: TypeAlias = BloatIssue | OverlapIssue
 
 
 @dataclass(frozen=True, slots=True)
-class CuratorDetails:
+class CuratorDetails(_Round):
     """The curator's dry run: the candidates it would archive and the skills it reports."""
 
     candidates: tuple[CuratorCandidate, ...]
     issues: tuple[SkillIssue, ...]
     dry_run: bool = True
-
-    @property
-    def status(self) -> StageStatus:
-        return "ran"
-
-    @property
-    def retry_next_round(self) -> bool:
-        return False
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -164,11 +164,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def ok(decision: Decision, entry_id: str | None, message: str, **extra: Any) -> ToolResult:
-    """A write's answer."""
-    return ToolResult(decision, entry_id, message, **extra)
-
-
 def refused(message: str, *, transient: bool = False) -> ToolResult:
     """An ERROR answer; a message quoting the input never quotes a secret in it."""
     return ToolResult(Decision.ERROR, None, error=redact(message), transient=transient)

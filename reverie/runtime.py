@@ -71,7 +71,7 @@ from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
 from reverie.names import DATABASE_FILE, Names, check_name
 from reverie.reports import NamespaceReport, RoundReport
-from reverie.results import Decision, FactView, ToolResult, TopicListing, ok, refused
+from reverie.results import Decision, FactView, ToolResult, TopicListing, refused
 from reverie.seams import check_plugged, home_path
 from reverie.snapshot import Snapshot, take
 from reverie.stores import (
@@ -760,7 +760,7 @@ def _topic_answer(
     counts the rest."""
     if command.action == "list":
         listing = tuple(TopicListing(*row) for row in topics.index(conn, namespace))
-        return ok(Decision.NOOP, None, f"{len(listing)} topics", topics=listing)
+        return ToolResult(Decision.NOOP, None, f"{len(listing)} topics", topics=listing)
     assert command.topic is not None
     if not topics.exists(conn, namespace, command.topic):
         return refused(f"no topic {quoted(command.topic)}; list the topics first")
@@ -773,7 +773,7 @@ def _topic_answer(
         shown += 1
     facts = facts[:shown]
     more = total - len(facts)
-    return ok(
+    return ToolResult(
         Decision.NOOP,
         None,
         f"{total} live facts"

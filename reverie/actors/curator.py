@@ -22,7 +22,7 @@ from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
 from reverie.errors import ToolInputError, quoted
 from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
-from reverie.results import Archived, Decision, ToolResult, ok, refused
+from reverie.results import Archived, Decision, ToolResult, refused
 from reverie.rules.similarity import jaccard, word_set
 from reverie.stores import ledger, skills
 from reverie.stores.projection import Projector
@@ -97,7 +97,7 @@ class Curator(Stage):
                 conn, self.projector, self.namespace, self.clock.now(), self.cfg.idle_days
             )
         )
-        return ok(
+        return ToolResult(
             Decision.NOOP,
             None,
             f"{len(found)} candidates (dry run)",
@@ -116,7 +116,7 @@ class Curator(Stage):
 
         unfinished, archived = await self.db.write(archive)
         self.project(lambda: move_archived(self.projector, self.namespace, unfinished + archived))
-        return ok(
+        return ToolResult(
             Decision.ARCHIVED if archived else Decision.NOOP,
             None,
             f"{len(archived)} skills archived",
@@ -138,7 +138,7 @@ class Curator(Stage):
             self.projector.write_skill(skill)
 
         self.project(project)
-        return ok(
+        return ToolResult(
             Decision.RESTORED,
             f"skill:{name}",
             f"skill {name!r} restored",

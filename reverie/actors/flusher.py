@@ -472,37 +472,25 @@ class Flusher(Actor, Clocked):
         detail = {**report.outcome().to_dict(), "watermark": mark}
         trace_id = trace_id_hex()
 
+        def row(action: str, decision: str, found: dict[str, Any]) -> LedgerRecord:
+            return LedgerRecord(
+                ts=self.now(),
+                namespace=self.namespace,
+                actor=self.name,
+                action=action,
+                decision=decision,
+                entry_id=None,
+                session_id=found.get("session_id"),
+                trace_id=trace_id,
+                detail=found,
+            )
+
         def advance(conn: sqlite3.Connection) -> None:
             review_state.put(conn, self.namespace, WATERMARK, mark, self.now())
             review_state.put(conn, self.namespace, WAITING, waiting, self.now())
-            ledger.append(
-                conn,
-                LedgerRecord(
-                    ts=self.now(),
-                    namespace=self.namespace,
-                    actor=self.name,
-                    action="flush",
-                    decision="DONE",
-                    entry_id=None,
-                    trace_id=trace_id,
-                    detail=detail,
-                ),
-            )
+            ledger.append(conn, row("flush", "DONE", detail))
             for flag in report.flagged:  # after the flush row: the flush read them
-                ledger.append(
-                    conn,
-                    LedgerRecord(
-                        ts=self.now(),
-                        namespace=self.namespace,
-                        actor=self.name,
-                        action="flag",
-                        decision="FLAG",
-                        entry_id=None,
-                        session_id=flag["session_id"],
-                        trace_id=trace_id,
-                        detail=flag,
-                    ),
-                )
+                ledger.append(conn, row("flag", "FLAG", flag))
 
         await self.db.write(advance)
 

@@ -13,7 +13,7 @@ from reverie.actors.write_base import Outcome, Projection, WriteBase, refuse_sec
 from reverie.bus.messages import ToolCall
 from reverie.commands import MemoryCommand
 from reverie.errors import ToolInputError
-from reverie.results import Decision, Usage, ok
+from reverie.results import Decision, ToolResult, Usage
 from reverie.rules.similarity import near_duplicate
 from reverie.stores import entries
 from reverie.stores.projection import FILES
@@ -155,7 +155,7 @@ class MemoryWrites(WriteBase):
         )
         usage = self._usage(target, [*live, fresh])
         return Outcome(
-            ok(Decision.ADD, fresh.id, f"added to {_label(target)}", usage=usage),
+            ToolResult(Decision.ADD, fresh.id, f"added to {_label(target)}", usage=usage),
             [self._entry_projection(target)],
         )
 
@@ -178,7 +178,7 @@ class MemoryWrites(WriteBase):
         )
         rest = [e for e in live if e.id != entry.id]
         return Outcome(
-            ok(
+            ToolResult(
                 Decision.REMOVED,
                 entry.id,
                 f"removed from {_label(target)}; it stays in the "
@@ -210,7 +210,7 @@ class MemoryWrites(WriteBase):
         )
         usage = self._usage(target, [bumped if e.id == entry.id else e for e in live])
         return Outcome(
-            ok(
+            ToolResult(
                 Decision.REINFORCED,
                 entry.id,
                 f"reinforced (×{count})",
@@ -258,7 +258,7 @@ class MemoryWrites(WriteBase):
         )
         usage = self._usage(target, [fresh if e.id == old.id else e for e in live])
         return Outcome(
-            ok(
+            ToolResult(
                 Decision.REPLACED,
                 fresh.id,
                 f"replaced {old.id} in {_label(target)}; the old text stays "
@@ -298,7 +298,7 @@ class MemoryWrites(WriteBase):
             after={"content": entry.content},
         )
         return Outcome(
-            ok(
+            ToolResult(
                 Decision.RESTORED,
                 entry.id,
                 f"restored {entry.id} to {_label(target)}"

@@ -9,7 +9,7 @@ from reverie.actors.write_base import Outcome, WriteBase, refuse_secret
 from reverie.bus.messages import PinSkill, SkillUsed, ToolCall
 from reverie.commands import SkillCommand
 from reverie.errors import ToolInputError, quoted
-from reverie.results import Decision, ok
+from reverie.results import Decision, ToolResult
 from reverie.stores import skills
 from reverie.stores.records import Skill
 
@@ -49,7 +49,7 @@ class SkillWrites(WriteBase):
 
         verb = "created" if decision is Decision.CREATED else "patched"
         return Outcome(
-            ok(decision, f"skill:{cmd.name}", f"skill {cmd.name!r} {verb}", name=cmd.name),
+            ToolResult(decision, f"skill:{cmd.name}", f"skill {cmd.name!r} {verb}", name=cmd.name),
             [project],
         )
 
@@ -124,7 +124,7 @@ class SkillWrites(WriteBase):
             detail=detail,
         )
         return Outcome(
-            ok(
+            ToolResult(
                 Decision.PATCHED,
                 f"skill:{message.name}",
                 f"skill {message.name!r}: {action}",

@@ -69,8 +69,12 @@ class Stage(Actor, Clocked):
         assert isinstance(message, StageDue)
         if message.known:
             self.know(message.last_run)
-        else:
-            await self.next_due()  # reads the last run: the pass did not send it
+        elif self._stamp is None:  # not sent by a pass: read it
+            self.know(
+                await self.db.read(
+                    lambda conn: review_state.get(conn, self.namespace, self.last_key)
+                )
+            )
         settled = self.settled()
         if settled is not None:
             return settled
@@ -136,23 +140,10 @@ class Stage(Actor, Clocked):
     def last_key(self) -> str:
         return f"{self.name}:last_run"
 
-    async def next_due(self) -> datetime | None:
-        """When the stage is next due; ``None`` when it never ran (due now)."""
-        if self._stamp is None:
-            self.know(
-                await self.db.read(
-                    lambda conn: review_state.get(conn, self.namespace, self.last_key)
-                )
-            )
-        return self._next_due()
-
     def _next_due(self) -> datetime | None:
+        """When the stage is next due by its last run; None when it never ran (due now)."""
         last = self.last_run
         return None if last is None else datetime.fromisoformat(last) + self.interval
-
-    async def due(self) -> bool:
-        await self.next_due()  # reads the last run if the pass did not
-        return self.due_now()
 
     async def run(self) -> StageDetails:
         """The stage's round, when due: what it did."""

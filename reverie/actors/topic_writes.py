@@ -11,7 +11,7 @@ from reverie.actors.write_base import Outcome, Projection, WriteBase, refuse_sec
 from reverie.bus.messages import ToolCall
 from reverie.commands import TopicCommand
 from reverie.errors import ToolInputError
-from reverie.results import Decision, ok
+from reverie.results import Decision, ToolResult
 from reverie.rules.similarity import (
     pigeonhole_terms,
     value_sequence,
@@ -174,7 +174,7 @@ class TopicWrites(WriteBase):
         extra: dict[str, Any] = {"topic": topic, "chain_id": fact.chain_id, "depth": fact.depth}
         if old is not None:
             extra["superseded"] = old.id
-        return Outcome(ok(decision, fact.id, message, **extra), [project, *follow_ups])
+        return Outcome(ToolResult(decision, fact.id, message, **extra), [project, *follow_ups])
 
     def _fresh_summary(self, conn: sqlite3.Connection, topic: str) -> Projection:
         """summary.md never shows a value a correction replaced: until the next distill it
@@ -253,7 +253,7 @@ class TopicWrites(WriteBase):
             self.projector.append_history(self.namespace, head.topic, events)
 
         return Outcome(
-            ok(
+            ToolResult(
                 Decision.SUPERSEDE,
                 fact.id,
                 f"restored the value of an earlier fact as {fact.id}, superseding {head.id}",

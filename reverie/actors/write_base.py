@@ -17,7 +17,7 @@ from reverie.bus.messages import ToolCall
 from reverie.clock import Clock
 from reverie.config import Config
 from reverie.errors import ToolInputError, quoted
-from reverie.results import Decision, ToolResult, ok
+from reverie.results import Decision, ToolResult
 from reverie.rules.secrets import refusal, secret_kind
 from reverie.stores import calls, ledger
 from reverie.stores.db import Database
@@ -176,7 +176,7 @@ class WriteBase(Actor, Clocked):
             detail={"duplicate_of": twin.id, **detail},
         )
         return Outcome(
-            ok(
+            ToolResult(
                 Decision.NOOP,
                 twin.id,
                 f"already stored as {twin.id}: {twin.content[:120]!r}; nothing was written",
