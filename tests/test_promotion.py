@@ -298,3 +298,58 @@ async def test_promotion_switched_off_still_keeps_promoted_rules_current(
         assert promoter_stage(report)["status"] == "disabled"
         pending = await rv.services.db.read(lambda conn: review_state.refreshes(conn, "a"))
         assert pending == {}
+
+
+async def test_the_rule_gate_keeps_statements_of_their_moment_in_their_topic(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    """A corrected fact tied to a calendar day, a stance of the speaker or an aim of the
+    day is not a candidate; a corrected standing fact is. The rule gate is free: nothing
+    of the moment reaches the model."""
+    durable = await corrected(rv, "deploy", "deploy timeout", "30s", "45s")
+    async with rv.namespace("a").session("s") as s:
+        for topic, old, new in [
+            ("review", "The design review is on April 20", "The design review moved to May 3"),
+            (
+                "budget",
+                "I'm kinda worried that my snack budget is $60",
+                "I'm kinda worried that my snack budget is now $75",
+            ),
+            (
+                "reading",
+                "I'm trying to hit my reading goal of 10 books",
+                "I'm trying to hit my reading goal, which increased to 12 books",
+            ),
+        ]:
+            await s.call_tool("topic", {"action": "save", "topic": topic, "content": old})
+            result = await s.call_tool("topic", {"action": "save", "topic": topic, "content": new})
+            assert result["decision"] == "SUPERSEDE", result
+    clock.advance(timedelta(days=4))
+    assert await gate(rv) == [durable]
+
+
+def test_statements_of_their_moment() -> None:
+    from reverie.rules.consolidation import momentary
+
+    for text in [
+        "The design review moved to May 3",
+        "The launch is on 3rd of June",
+        "Cutover is 2025-01-14",
+        "I'm kinda worried that the budget is too small",
+        "I feel bad about missing the meeting with Matthew",
+        "Honestly I'm curious, how can I speed this up",
+        "I'm trying to cut my overtime by 50%",
+        "I want to finish the draft first",
+        "I'll set up automatic transfers to the emergency fund",
+        "The payments API is down today",
+    ]:
+        assert momentary(text), text
+    for text in [
+        "The deploy timeout is 45s",
+        "We use Postgres 15 on port 5433",
+        "I'm allergic to peanuts",
+        "The ratio is 3/4 of the budget",
+        "Standup moved to 10:30",
+        "I prefer terse answers",
+    ]:
+        assert not momentary(text), text

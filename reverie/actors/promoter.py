@@ -2,8 +2,9 @@
 stages, exactly.
 
 1. Rule gate (free): live facts whose chain was corrected at least once (depth >= 2), that
-   have survived >= 3 days, were never decided, and are not text reverie wrote itself;
-   at most 8 per round, the most maintained first.
+   have survived >= 3 days, were never decided, are not text reverie wrote itself, and
+   hold beyond their moment (not tied to a calendar day, not the speaker's worry or aim of
+   the day: ``consolidation.momentary``); at most 8 per round, the most maintained first.
 2. Model gate (one bounded call) against the current MEMORY.md: promote with a rewrite of
    at most 220 chars that keeps the fact's numbers, IDs and paths — checked by rules before
    anything is written — or skip. A verdict is final.
@@ -36,7 +37,7 @@ from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.reports import PromoterDetails, PromotionOutcome, Verdict
 from reverie.results import Decision, ToolResult
-from reverie.rules.consolidation import rewrite_problem
+from reverie.rules.consolidation import momentary, rewrite_problem
 from reverie.rules.secrets import redact
 from reverie.stores import entries, generated, review_state, topics
 from reverie.stores.records import Fact
@@ -98,6 +99,8 @@ class Promoter(Stage):
         for fact in topics.corrected(conn, self.namespace, self.cfg.min_chain_depth, cutoff):
             if fact.id in decided or fact.created_by in GENERATED_BY:
                 continue
+            if momentary(fact.content):
+                continue  # an event, a worry, an aim of its day: it stays in its topic
             promoted = review_state.get(conn, self.namespace, promoted_key(fact.chain_id))
             entry = entries.get(conn, self.namespace, promoted) if promoted else None
             if entry is not None and entry.status == "live":

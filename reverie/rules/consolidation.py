@@ -118,6 +118,46 @@ def transient(text: str) -> bool:
     return _TRANSIENT.search(text) is not None
 
 
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+# a day of the calendar: "April 22", "22nd of April", "2024-04-22" (not "3/4", a ratio too)
+_DATED: Final = re.compile(
+    rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b",
+    re.I,
+)
+_OPENER = r"^(?:(?:also|and|but|so|ok|okay|well|honestly|tbh|btw|fyi|update)\W+)*"
+_DEGREE = (
+    r"(?:(?:kinda|kind of|sort of|really|so|very|pretty|super|quite|a bit|a little|totally"
+    r"|still|getting|increasingly)\s+)*"
+)
+# the speaker's stance toward something ("I'm kinda worried that …", "I feel bad about …")
+_STANCE: Final = re.compile(
+    rf"{_OPENER}i(?:'m| am| feel| felt| was| have been|'ve been| get| got)\s+{_DEGREE}"
+    r"[a-z-]+\s*(?:,|\b(?:about|that|because|since|after|now that|with|over)\b)",
+    re.I,
+)
+# what the speaker is doing or means to do just now ("I'm trying to …", "I'll …")
+_AIM: Final = re.compile(
+    rf"{_OPENER}(?:i(?:'m| am)\s+(?:(?:still|currently|now|just|also|really)\s+)*"
+    r"(?:trying|planning|looking|hoping|thinking|considering|wondering|working on|aiming"
+    r"|going to|gonna|about to)\b"
+    r"|i(?:'d| would)? (?:want|need|like|hope|plan|intend|wanna)\s+to\b|i(?:'ll| will)\s)",
+    re.I,
+)
+
+
+def momentary(text: str) -> bool:
+    """A statement of its moment rather than a standing fact: tied to a day of the calendar
+    (an event, a deadline), the speaker's stance toward something ("I'm worried that …"),
+    what the speaker is trying or means to do, or a state of now. Such a fact stays in its
+    topic; MEMORY.md, shown every turn, is for what holds from turn to turn."""
+    body = " ".join(text.split())
+    return bool(transient(body) or _DATED.search(body) or _STANCE.match(body) or _AIM.match(body))
+
+
 def memory_twin(text: str, memory: Sequence[str], threshold: float = 0.6) -> str | None:
     """The MEMORY.md entry that already says this, if one does."""
     words = word_set(text)
