@@ -392,6 +392,9 @@ def test_the_assistant_contributes_only_verified_reports_and_findings() -> None:
         ("I'm Trying to fix it", None, None),
         ("same here", None, None),
         ("i'm in art school", None, None),
+        ("so I'm Mireille, I run a bakery in Portland", "Mireille", None),
+        ("Hi there, I'm Bronwyn and I stage manage the fall show", "Bronwyn", None),
+        ("ok so I'm Fine and ready", None, None),
     ],
 )
 def test_names_and_timezones_in_chat_forms(text: str, name: str | None, zone: str | None) -> None:
@@ -481,3 +484,22 @@ def test_a_report_may_follow_its_check_after_a_dash(said: str) -> None:
         candidates("I looked at the options - you could try raising it to 5.", 20, "assistant")
         == []
     )
+
+
+async def test_an_introduction_gives_the_name_its_home_and_the_rest_its_own(
+    tmp_path: Path,
+) -> None:
+    """An introduction ("I'm Dev, I teach physics …"): the name goes to user_settings and
+    what the sentence says besides it is stored as a fact, not dropped with the name."""
+    said = "hey. I'm Dev, I teach physics at Westbrook High and coach FRC team 8412."
+    texts = [c.text for c in candidates(said, 20)]
+    assert "I teach physics at Westbrook High and coach FRC team 8412." in texts
+    async with reverie.open(tmp_path / "home") as rv:
+        ns = rv.namespace("u")
+        async with ns.session("s1") as s:
+            await s.turn(user=said, assistant="Nice to meet you, Dev.")
+            await s.idle()
+        await rv.wait_idle()
+        assert [e.content for e in await ns.entries("user_settings")] == ["name: Dev"]
+        hits = [h.text for h in await ns.search("FRC team number", k=5) if h.kind == "fact"]
+        assert hits == ["I teach physics at Westbrook High and coach FRC team 8412."]

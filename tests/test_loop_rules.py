@@ -311,3 +311,17 @@ def test_a_rewrite_drops_filler_prefixes() -> None:
 def test_a_rewrite_states_the_rule_without_a_trailing_now() -> None:
     text = "Actually, the backup retention is 30 days now."
     assert consolidation.rewrite(text, "backup", 220) == "The backup retention is 30 days."
+
+
+def test_the_last_topic_slot_is_kept_for_what_fits_nowhere_else() -> None:
+    """A report of an event opens its kind's topic only while a slot beside the general
+    one is free: in the last slot it goes to the general topic, and with every slot taken
+    by then, a specific fact still has a home instead of being skipped."""
+    nine = [f"area{i}" for i in range(9)]
+    text = "We decided to keep 3 replicas."
+    late = route(text, Tag.DECISION, speaker="user", topics=nine, max_topics=10)
+    assert (late.home, late.topic) == (Home.TOPIC, "notes")
+    full = route(text, Tag.DECISION, speaker="user", topics=[*nine, "notes"], max_topics=10)
+    assert (full.home, full.topic) == (Home.TOPIC, "notes")
+    early = route(text, Tag.DECISION, speaker="user", topics=nine[:8], max_topics=10)
+    assert early.topic == "decisions"

@@ -13,7 +13,7 @@ from typing import Final
 
 from reverie.rules.blocks import prose
 from reverie.rules.claims import TAKING_BACK, without_denied
-from reverie.rules.identity import STYLE, name_in, timezone_in
+from reverie.rules.identity import STYLE, identity_apart, name_in, timezone_in
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import STOPWORDS, is_value, tokens, values
 from reverie.rules.supersede import subject_phrase
@@ -289,7 +289,7 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
     seen: set[str] = set()
     out = []
     for raw in found:
-        for sentence in _claims_of(_without_lead_in(raw)):
+        for sentence in _with_identity_apart(_claims_of(_without_lead_in(raw))):
             if is_chatter(sentence, min_chars) or has_secret(sentence):
                 continue
             if sentence.lower() in seen:
@@ -299,6 +299,27 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
             if anchor is not None:
                 found_tag = tag(sentence)
                 out.append(Candidate(sentence, found_tag, weight(found_tag), anchor))
+    return out
+
+
+def _with_identity_apart(claims: list[str]) -> list[str]:
+    """Each claim, with the user's name or timezone given apart from what else it says:
+    "I'm Dev, I teach physics at Westbrook High" is "I'm Dev" (user_settings) and "I teach
+    physics at Westbrook High" (a fact of its own), not one candidate with one home."""
+    out = []
+    for claim in claims:
+        for _ in range(2):  # a name and a timezone in one sentence
+            apart = identity_apart(claim)
+            if apart is None:
+                break
+            said, rest = apart
+            out.append(said)
+            if rest is None:
+                claim = ""
+                break
+            claim = rest
+        if claim:
+            out.append(claim)
     return out
 
 

@@ -27,14 +27,16 @@ _TZ: Final = re.compile(
     re.I,
 )
 _NAME_WORD: Final = r"[A-Z][a-z][\w'-]*"
+# a greeting or a discourse word before an introduction: "hi there, I'm …", "ok so I'm …"
+_GREETING: Final = r"^(?:(?i:hi|hey|hello|yo|so|ok|okay|well|oh|and)(?i: there| all)?[,!.]?\s+)*"
 _NAME: Final = re.compile(
     rf"(?<!\w)(?<!(?i:your) )(?i:my name is|my name's|name's|call me|i am called|i'm called)"
     rf"\s+(?P<a>[A-Za-z][a-z][\w'-]*(?: {_NAME_WORD})?)"
-    rf"|^(?:(?i:hi|hey|hello|yo)[,!]?\s+)?(?i:i'm|i am|im|this is|it's)\s+(?P<b>{_NAME_WORD})"
-    rf"(?=\s*(?:[,.!]|$| (?i:here|from|btw)\b))"
-    rf"|^(?:(?i:hi|hey|hello|yo)[,!]?\s+)?(?P<c>{_NAME_WORD}) (?i:here)\b"
-    r"|^(?:(?i:hi|hey|hello|yo)[,!]?\s+)?(?P<d>[a-z][a-z'-]{1,20}) (?:here|btw)\b(?=\s*[,.!-]|\s*$)"
-    rf"|^(?:(?i:hi|hey|hello|yo)[,!]?\s+)?(?i:it's|its|this is) (?P<e>[a-z][a-z'-]{{1,20}})"
+    rf"|{_GREETING}(?i:i'm|i am|im|this is|it's)\s+(?P<b>{_NAME_WORD})"
+    rf"(?=\s*(?:[,.!]|$| (?i:here|from|btw|and)\b))"
+    rf"|{_GREETING}(?P<c>{_NAME_WORD}) (?i:here)\b"
+    rf"|{_GREETING}(?P<d>[a-z][a-z'-]{{1,20}}) (?:here|btw)\b(?=\s*[,.!-]|\s*$)"
+    rf"|{_GREETING}(?i:it's|its|this is) (?P<e>[a-z][a-z'-]{{1,20}})"
     r" (?=from\b|here\b)",
 )
 # how the user wants the agent to reply (SOUL.md): said as a request, and still a statement
@@ -73,6 +75,25 @@ def name_in(text: str) -> str | None:
     if first in _NOT_NAMES or first.lower() in _NOT_NAME_WORDS:
         return None
     return None if re.fullmatch(_TZ_ABBR, first.upper()) else name  # "jst here" is a zone
+
+
+_JOINER: Final = re.compile(r"^(?:[\s,;:.!\u2014\u2013-]|and\b|btw\b)+", re.I)
+
+
+def identity_apart(text: str) -> tuple[str, str | None] | None:
+    """A sentence that gives the user's name or timezone, split in two: the clause that
+    gives it, and what the sentence says besides, as a statement of its own ("I'm Dev, I
+    teach physics at Westbrook High" → "I'm Dev", "I teach physics at Westbrook High"),
+    None for that when too little is left. None when the sentence gives neither."""
+    for pattern, found in ((_NAME, name_in), (_TZ, timezone_in)):
+        m = pattern.search(text)
+        if m is None or found(text) is None:
+            continue
+        parts = (text[: m.start()].strip(" ,;"), _JOINER.sub("", text[m.end() :]).strip())
+        rest = _JOINER.sub("", ", ".join(p for p in parts if p))
+        said = m.group(0).strip()
+        return said, (rest[:1].upper() + rest[1:] if len(rest.split()) >= 4 else None)
+    return None
 
 
 def timezone_in(text: str) -> str | None:

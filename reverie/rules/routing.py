@@ -228,7 +228,8 @@ def topic_for(text: str, topics: Topics, max_topics: int, kind: str | None = Non
     if kind is not None and not any(
         stem(p) in stems for name in known for p in re.split(r"[-_]", name) if p
     ):
-        return kind if kind in known or len(known) < max_topics else None
+        if kind in known or len(known) < max_topics - 1:
+            return kind  # the last slot is kept for what fits nowhere else
     best, best_score = None, 0
     for name, hint in sorted(known.items()):
         parts = [p for p in re.split(r"[-_]", name) if p]
