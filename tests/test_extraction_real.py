@@ -407,11 +407,36 @@ def test_people_channels_and_named_values_are_routed_to_topics() -> None:
         "incidents go to #pay-incidents",
         "sso is okta",
         "Alex owns billing since the reorg.",
+        # a switch to a named thing, and a thing given its name: values without digits
+        "we switched to SumUp this week.",
+        "going with Ciclomundo from now on, their tube prices are better",
+        "we have a corgi named Biscuit, he's a menace.",
     ):
         [found] = candidates(text, 20) or [None]
         assert found is not None, text
         routed = route(found.text, found.tag, speaker="user", topics=[], max_topics=8)
         assert routed.home is Home.TOPIC, (text, routed)
+    for text in ("I replaced the old router with a new one", "we are sticking with the plan"):
+        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        assert routed.home is Home.SKIP, (text, routed)
+
+
+def test_where_the_user_lives_is_about_the_user() -> None:
+    """Where the user lives ("based in Lisbon", "here in Portland") goes to USER.md, not
+    skipped as a situation of the moment; a place that is no proper name stays in the log."""
+    for text in (
+        "I'm a freelance translator, based in Lisbon (moved here from Manchester).",
+        "I run a tiny cottage bakery out of my home kitchen here in Portland",
+    ):
+        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        assert (routed.home, routed.reason) == (Home.USER, "where the user lives"), text
+    for text in ("I live in a flat", "I'm based in the office"):
+        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        assert routed.home is Home.SKIP, text
+    said = "my sister is based in Boston"
+    assert (
+        route(said, Tag.EVENT, speaker="assistant", topics=[], max_topics=8).home is not Home.USER
+    )
 
 
 @pytest.mark.parametrize(

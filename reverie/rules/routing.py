@@ -45,6 +45,22 @@ _PREFERENCE = re.compile(
     r"|usually)\b|\bmy favou?rite\b",
     re.I,
 )
+# where the user lives or works from, said of themselves: "based in Lisbon", "here in
+# Portland", "we live in Halifax" (a place is a proper name)
+_RESIDENCE = re.compile(
+    r"^(?:(?i:so|ok|and|but|also|btw)\W+)*(?i:i|i'm|im|i am|we|we're|we are|my|our)\b"
+    r".*\b(?i:based (?:in|out of)|living in|live in|located in|here in|moved to)\s+[A-Z][\w'-]+"
+)
+# something given its name: "a corgi named Biscuit", "the robot, called Bolt"
+_NAMED = re.compile(r"\b(?i:named|called|nicknamed)\s+[\"'“]?[A-Z][\w'-]+")
+# a switch to a named thing: "we switched to SumUp", "going with Ciclomundo from now on",
+# "replaced Jenkins with GitHub Actions" (the new value is a proper or product name)
+_SWITCH = re.compile(
+    r"\b(?:(?i:switch|mov|migrat|chang|upgrad|downgrad|transferr?|port)\w*\s+(?:[\w'-]+\s+){0,4}?"
+    r"(?i:to|onto)|(?i:go|going|went|stick|sticking|settled?)\s+with|(?i:replac|swapp?)\w*\s+"
+    r"(?:[\w'-]+\s+){0,4}?(?i:with|for|by)|(?i:dropp?|ditch)\w*\s+(?:[\w'-]+\s+){0,4}?for)"
+    r"\s+(?:(?i:the)\s+)?[\"'“]?(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)"
+)
 _WORKFLOW = re.compile(
     r"\bsteps?\s*(?:\d|:)|\bfirst\b.*\bthen\b|\bto \w+(?: \w+){0,4}, (?:first |run |do |use )",
     re.I,
@@ -89,7 +105,8 @@ def name_like(word: str) -> bool:
 
 
 def _specific(text: str) -> bool:
-    return any(is_value(t) for t in tokens(text))
+    """A statement with a value: a number, an identifier, or a name something is given."""
+    return any(is_value(t) for t in tokens(text)) or _NAMED.search(text) is not None
 
 
 # a person as the value of a responsibility: "Alex owns billing since the reorg"
@@ -157,6 +174,12 @@ def route(
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a named value")
+    if _SWITCH.search(text):
+        topic = anchor or topic_for(text, topics, max_topics)
+        if topic is not None:
+            return Route(Home.TOPIC, text, topic=topic, reason="a switch to a named value")
+    if speaker == "user" and _RESIDENCE.search(text):
+        return Route(Home.USER, text, reason="where the user lives")
     if _MOMENT.match(text):
         return Route(Home.SKIP, text, reason="the speaker's situation of the moment")
     if weight(tag) is Weight.HIGH:  # a correction, error, decision, completion or insight
