@@ -95,6 +95,12 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ("the gate code for the side entrance at the hall is 4471, ask Jo", "access-code"),
         ("dave always forgets his fuel card pin, its 5093.", "access-code"),
         ("the office wifi, it's Kestrel!2031, and the guest one is open", "access-code"),
+        # a code said as what the lock is (an unseen set stored this one)
+        ("Oh, the lockbox on the side door is 4471 by the way, the crew needs it", "access-code"),
+        ("the keypad at the back: 90210#", "access-code"),
+        ("whoever locks up has to set the alarm, the code is 62091", "access-code"),
+        # a password said as what the user types, in passing
+        ("it keeps rejecting my password. I'm typing Pastel#Nata88", "password-assignment"),
         # a token near its label, ending the sentence: the full stop is not part of a host
         ("Admin token currently zq_live_" + "7hR2kXw9Lm4Tq8Vb", "token-assignment"),
         ("Admin token currently zq_live_" + "7hR2kXw9Lm4Tq8Vb.", "token-assignment"),
@@ -127,6 +133,13 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "postgres://user:password@localhost:5432/mydb",
         "the wifi, it's down again since 9pm",
         "the alarm code changed in 2019",
+        "the gate is 1200 metres from the car park",
+        "the garage door is 2015 vintage",
+        "the door number is 1234 Main St",
+        "the safe is 4471 kg of steel",
+        "I typed pip install requests",
+        "I am typing Hello World",
+        "I logged in with Okta SSO",
     ],
 )
 def test_talk_about_a_secret_is_not_one(text: str) -> None:

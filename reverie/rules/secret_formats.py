@@ -165,6 +165,13 @@ def _rule(
 
 
 _TOKENISH = "key token secret cred"
+# a number followed by its unit is a quantity ("the gate is 1200 metres away"), not a code
+_NOT_A_QUANTITY = (
+    r"(?!\s*(?:%|(?i:years?|yrs?|days?|weeks?|hours?|hrs?|minutes?|mins?|seconds?|secs?|am|pm"
+    r"|kg|lbs?|km|miles?|m|ft|feet|foot|cm|mm|sq|square|metres?|meters?|dollars?|euros?"
+    r"|pounds?|people|guests|users|items|units|words|pages|rpm|watts?|w|kw|v|volts?)\b))"
+)
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _RULES: Final = (
     _rule("aws-access-key", RANK_FORMAT, "akia asia abia acca a3t", rf"\b{AWS_KEY_ID.pattern}\b"),
     _rule(
@@ -251,6 +258,23 @@ _RULES: Final = (
         + _QUALIFIER
         + _SAID_AS
         + r"(?P<v>[#*]?\d[\d#*]{2,}[#*]?)(?!\w|\.\d)",
+    ),
+    _rule(  # a code said as what the lock is: "the lockbox on the side door is 4471"
+        "access-code",
+        RANK_SHAPE,
+        "lockbox keypad padlock alarm gate door safe garage locker",
+        r"(?i:\b(?:lockbox|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker)\b)"
+        r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
+        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.,:/-]|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
+        lambda v: not _YEAR.fullmatch(v),
+    ),
+    _rule(  # a password said as what the user types: "I'm typing Pastel#Nata88"
+        "password-assignment",
+        RANK_SHAPE,
+        "typ enter put log sign",
+        r"(?i:\b(?:typ(?:e|ed|es|ing)|enter(?:ed|s|ing)?|put(?:ting)? in|(?:log|sign)(?:ged|ging)?"
+        r" in with))\s+[\"'`]?(?P<v>[^\s\"'`,;<]{6,64})",
+        lambda v: strong(v.rstrip(".!?")),
     ),
     _rule(
         "access-code",
