@@ -528,3 +528,22 @@ async def test_an_introduction_gives_the_name_its_home_and_the_rest_its_own(
         assert [e.content for e in await ns.entries("user_settings")] == ["name: Dev"]
         hits = [h.text for h in await ns.search("FRC team number", k=5) if h.kind == "fact"]
         assert hits == ["I teach physics at Westbrook High and coach FRC team 8412."]
+
+
+@pytest.mark.parametrize(
+    ("said", "whole"),
+    [
+        ("oh wait actually it's been so humid that I've dropped hydration to 75%", True),
+        ("it was raining so we moved the standup to 10:30", True),
+        ("it's 45s now", False),
+        ("it broke so I moved it to 3 nodes", False),
+    ],
+)
+def test_a_pronoun_opening_does_not_make_a_whole_statement_a_fragment(
+    said: str, whole: bool
+) -> None:
+    """A sentence that opens with a dummy pronoun but says, in a clause of its own, who
+    changed which thing to what is whole; one whose only subject is the pronoun needs the
+    earlier turn it points at."""
+    [found] = candidates(said, 20)
+    assert found.anchor is not whole

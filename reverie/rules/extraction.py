@@ -260,6 +260,17 @@ def bare_value(sentence: str) -> bool:
     return 0 < len(words) <= 3 and any(is_value(t) for t in tokens(rest))
 
 
+# a later clause with its own subject changing a named thing's value: the sentence is
+# whole even when it opens with a pronoun ("it's so humid that I've dropped hydration to
+# 75%", "it was raining so we moved the standup to 10:30")
+_OWN_CHANGE: Final = re.compile(
+    r"\b(?:i|we|they)(?:'ve|'d| have| had)?\s+(?:\w+ed|set|put|got|cut|upped)\s+"
+    r"(?:(?:the|my|our|their)\s+)?(?!(?:it|that|this|them|those|these)\b)[a-z][\w-]*\s+"
+    r"(?:[\w'-]+\s+){0,3}?(?:to|from)\s+\S*\d",
+    re.I,
+)
+
+
 def _anchor(sentence: str) -> bool | None:
     """True for a fragment that needs an earlier turn's subject, False for a
     self-contained statement, None for a fragment nothing can resolve ("that fixed it")."""
@@ -268,6 +279,8 @@ def _anchor(sentence: str) -> bool | None:
     if bare_value(sentence):
         return True
     if _ANAPHOR.match(sentence):
+        if _OWN_CHANGE.search(sentence):
+            return False  # "it's been so humid that I've dropped hydration to 75%"
         return True if any(is_value(t) for t in tokens(sentence)) else None
     if len(re.findall(r"[A-Za-z]{2,}", sentence)) < 3:  # "Port is 5432" is whole
         valued = any(is_value(t) for t in tokens(sentence))
