@@ -291,6 +291,41 @@ MUTANTS: tuple[Mutant, ...] = (
         "the curator proposes retiring a skill used moments ago",
         ("tests/test_review.py::test_curator_safety_model_dry_run_apply_and_restore",),
     ),
+    Mutant(
+        "learned-per-turn",
+        "reverie/stores/search.py",
+        "_PER_TURN = 2",
+        "_PER_TURN = 3",
+        "a best-hit turn brings three of its facts, not two",
+        ("tests/test_search.py::test_a_turn_brings_at_most_two_of_its_facts",),
+    ),
+    Mutant(
+        "learned-best-turn-only",
+        "reverie/stores/search.py",
+        "_TURNS = 1",
+        "_TURNS = 2",
+        "the second-best turn brings its facts too",
+        ("tests/test_search.py::test_the_best_hit_turn_brings_what_was_learned_from_it",),
+    ),
+    Mutant(
+        "learned-few-things",
+        "reverie/stores/search.py",
+        "_FEW_THINGS = 400",
+        "_FEW_THINGS = 4000",
+        "a long message's facts are brought as if the turn said few things",
+        ("tests/test_search.py::test_the_best_hit_turn_brings_what_was_learned_from_it",),
+    ),
+    Mutant(
+        "promotion-moment-gate",
+        "reverie/actors/promoter.py",
+        "if momentary(fact.content):",
+        "if False:",
+        "a fact of its moment (a date, a worry, an aim) becomes a promotion candidate",
+        (
+            "tests/test_promotion.py::"
+            "test_the_rule_gate_keeps_statements_of_their_moment_in_their_topic",
+        ),
+    ),
 )
 
 

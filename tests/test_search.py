@@ -235,3 +235,57 @@ async def test_former_words_reach_an_old_home_when_it_is_opened(tmp_path: Path) 
         hits = await rv.namespace().search("billing deploy", k=3)
         assert [h.text for h in hits if h.kind == "fact"] == [said[2]]
     assert rows(home, former) == [(f"{said[1]}\n{said[0]}",)]
+
+
+async def _said(rv: reverie.Reverie, ns_name: str, turns: list[tuple[str, str]]) -> None:
+    ns = rv.namespace(ns_name)
+    async with ns.session("s1") as s:
+        for user, assistant in turns:
+            await s.turn(user=user, assistant=assistant)
+        await s.idle()
+    await rv.wait_idle()
+
+
+async def test_the_best_hit_turn_brings_what_was_learned_from_it(rv: reverie.Reverie) -> None:
+    """A query in other words than the user's ("card payment provider" for "we switched to
+    SumUp") finds the turn by the assistant's answer; the fact learned from that turn joins
+    the hits though it shares no word with the query. Only from the best hit, and only
+    from a turn that says few things (a long message's facts need not be what matched)."""
+    switched = "we switched to SumUp this week."
+    await _said(
+        rv,
+        "short",
+        [
+            (switched, "SumUp is your card payment provider now; the provider fee is 1.69%."),
+            ("the bank is Millennium BCP.", "Millennium is your banking provider."),
+        ],
+    )
+    hits = await rv.namespace("short").search("provider", k=10)
+    facts = [h.text for h in hits if h.kind == "fact"]
+    assert switched in facts
+    assert "the bank is Millennium BCP." not in facts  # its turn was not the best hit
+    filler = " ".join(f"Note {i}: the counter display needs new stickers." for i in range(12))
+    await _said(
+        rv,
+        "long",
+        [(f"{switched} {filler}", "SumUp is your card payment provider now; noted.")],
+    )
+    hits = await rv.namespace("long").search("provider", k=10)
+    assert hits[0].kind == "episode"
+    assert switched not in [h.text for h in hits]
+    stored = await rv.namespace("long").search("switched SumUp", k=10)
+    assert switched in [h.text for h in stored if h.kind == "fact"]  # learned, not brought
+
+
+async def test_a_turn_brings_at_most_two_of_its_facts(rv: reverie.Reverie) -> None:
+    said = [
+        "the bank is Millennium BCP.",
+        "the accountant is Beatriz Sousa.",
+        "the landlord is Rui Costa.",
+    ]
+    await _said(rv, "three", [(" ".join(said), "Noted: all three are providers of yours.")])
+    ns = rv.namespace("three")
+    stored = [h.text for h in await ns.search(" ".join(said), k=10) if h.kind == "fact"]
+    assert sorted(stored) == sorted(said)  # all three were learned
+    brought = [h.text for h in await ns.search("providers", k=10) if h.kind == "fact"]
+    assert len(brought) == 2 and set(brought) <= set(said)

@@ -143,6 +143,7 @@ def search(
         ]
         if similar:
             ranked = _fuse(conn, ranked, [rid for rid, _ in similar], ranking)
+    ranked = _with_what_was_learned(conn, namespace, ranked)
     ordered = _sources_after(_freshen(ranked, now, ranking))
     if ranking.same_subject_newer_first:  # last: a fact moved up before its turn still goes
         _corrections_first(ordered, k)  # behind the newer value said later (its correction)
@@ -297,6 +298,56 @@ def _sources_after(ranked: list[_Ranked]) -> list[_Ranked]:
     out = [r for r in out if r.rid not in told] + [r for r in out if r.rid in told]
     scores = sorted((r.hit.score for r in ranked), reverse=True)
     return [replace(r, hit=replace(r.hit, score=x)) for r, x in zip(out, scores, strict=True)]
+
+
+_LEARNED_FROM = """
+    SELECT rowid * 4 + 1, content, session_id FROM facts
+    WHERE namespace = ? AND invalid_at IS NULL AND session_id IN (SELECT value FROM json_each(?))
+    UNION ALL
+    SELECT rowid * 4 + 2, content, session_id FROM entries
+    WHERE namespace = ? AND status = 'live' AND session_id IN (SELECT value FROM json_each(?))
+"""
+_PER_TURN = 2  # what one turn adds to the pool, at most
+_FEW_THINGS = 400  # chars the user said in a turn that says few enough things
+_TURNS = 1  # only the best hit's turn brings what was learned from it
+
+
+def _with_what_was_learned(
+    conn: sqlite3.Connection, namespace: str, ranked: list[_Ranked]
+) -> list[_Ranked]:
+    """When the best hit is a turn that says few things, the live facts and entries taken
+    from it join the pool even when the query's words are not theirs: the turn matched
+    (often by the words the assistant answered with), and what was learned from it is the
+    answer in its stored, current form. Each takes the turn's score, so
+    :func:`_sources_after` shows it just before the turn (or in its place, when they say
+    most of it); at most ``_PER_TURN``, in the order they were written."""
+    turns = [
+        r
+        for r in ranked[:_TURNS]
+        if r.hit.kind == "episode" and r.hit.session_id and len(_user_side(r)) <= _FEW_THINGS
+    ]
+    if not turns:
+        return ranked
+    sessions = json.dumps(sorted({str(r.hit.session_id) for r in turns}))
+    rows = fetchall(conn, _LEARNED_FROM, (namespace, sessions, namespace, sessions))
+    known = {r.rid for r in ranked}
+    found: dict[int, float] = {}
+    for turn in turns:
+        said, added = _plain(turn.hit.text), 0
+        for rid, content, session in rows:
+            text = _plain(content)
+            if rid in known or rid in found or session != turn.hit.session_id:
+                continue
+            if len(text) >= _SOURCE_MIN and text in said and added < _PER_TURN:
+                found[rid], added = turn.hit.score, added + 1
+    if not found:
+        return ranked
+    extra = [
+        _candidate(row)
+        for row in fetchall(conn, _DETAILS.format(top=_GIVEN), (json.dumps(list(found)),))
+    ]
+    extra = [replace(x, hit=replace(x.hit, score=found[x.rid])) for x in extra]
+    return sorted(ranked + extra, key=lambda r: r.hit.score, reverse=True)
 
 
 def _user_side(r: _Ranked) -> str:
