@@ -395,6 +395,17 @@ def test_the_assistant_contributes_only_verified_reports_and_findings() -> None:
         ("so I'm Mireille, I run a bakery in Portland", "Mireille", None),
         ("Hi there, I'm Bronwyn and I stage manage the fall show", "Bronwyn", None),
         ("ok so I'm Fine and ready", None, None),
+        # signed off, and a place's time kept
+        ("Thank you for all your help. Kind regards, Eleanor Hartley", "Eleanor Hartley", None),
+        ("thank u — priya", "Priya", None),
+        ("walt signing off, clear skies", "Walt", None),
+        ("Thanks again, Sam", None, None),  # may be thanking someone called Sam
+        ("this is the best tool", None, None),
+        ("meet at 5 - Monday", None, None),
+        ("im on berlin time so if i go quiet its 2am", None, "Berlin time"),
+        ("please assume UK time for any times I mention", None, "UK time"),
+        ("it's nearly 10 here (mountain time)", None, "Mountain time"),
+        ("use local time", None, None),
     ],
 )
 def test_names_and_timezones_in_chat_forms(text: str, name: str | None, zone: str | None) -> None:
@@ -472,6 +483,8 @@ def test_a_plain_event_is_still_not_a_fact() -> None:
         ("I'm on pacific time.", "timezone: Pacific time"),
         ("my tz is asia/kolkata", "timezone: asia/kolkata"),
         ("jst here", "timezone: JST"),
+        ("im on berlin time so if i go quiet its 2am lol", "timezone: Berlin time"),
+        ("ok thats all for tonight. thank u — priya", "name: Priya"),
     ],
 )
 async def test_a_timezone_said_in_passing_reaches_user_settings(

@@ -252,8 +252,8 @@ _ADDRESSEE: Final = re.compile(
 )
 # discourse that names "you" without addressing an order to the agent
 _COURTESY: Final = re.compile(
-    r"\b(?:thank(?:s| you)(?: to you)?|you(?:'re| are| were) right|you know|see you|if you ask me"
-    r"|as you (?:know|said|suggested)|like you said|you see|mind you)\b"
+    r"\b(?:thank(?:s| you| u| ya)(?: to you)?|you(?:'re| are| were) right|you know|see you"
+    r"|if you ask me|as you (?:know|said|suggested)|like you said|you see|mind you)\b"
 )
 _TOLD: Final = re.compile(
     r"^(?:you should know|you (?:might|may) want to know|(?:just )?so you know|you know|fyi)"

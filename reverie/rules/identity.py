@@ -23,7 +23,11 @@ _TZ: Final = re.compile(
     rf"|^(?P<c>{_TZ_VALUE}) here\b"
     rf"|\((?:[^()]*\s)?(?P<d>{_TZ_VALUE})\)"
     rf"|\b(?:so |on |in )?(?P<e>{_TZ_VALUE}) for me\b"
-    r"|\b(?:on|in) (?P<f>pacific|eastern|central|mountain) time\b",
+    r"|\b(?:on|in) (?P<f>pacific|eastern|central|mountain) time\b"
+    r"|\((?P<h>pacific|eastern|central|mountain) time\b"
+    # a place's time the user keeps: "im on berlin time", "please assume UK time"
+    r"|\b(?:(?:i'?m|i am|we're|we are) on|assume|use|so) (?P<g>(?!(?:my|the|no|your|our|local"
+    r"|same|real|full|part|their|this|that|what|some|any|one|his|her)\b)[a-z]{2,20}) time\b",
     re.I,
 )
 _NAME_WORD: Final = r"[A-Z][a-z][\w'-]*"
@@ -37,7 +41,13 @@ _NAME: Final = re.compile(
     rf"|{_GREETING}(?P<c>{_NAME_WORD}) (?i:here)\b"
     rf"|{_GREETING}(?P<d>[a-z][a-z'-]{{1,20}}) (?:here|btw)\b(?=\s*[,.!-]|\s*$)"
     rf"|{_GREETING}(?i:it's|its|this is) (?P<e>[a-z][a-z'-]{{1,20}})"
-    r" (?=from\b|here\b)",
+    r" (?=from\b|here\b)"
+    # signed off: "Kind regards, Eleanor", "thank u — priya", "Thank you!! - Deb"
+    r"|(?:(?:^|[.!?]\s+)(?i:(?:kind |best |warm(?:est)? |many )?regards|cheers|best|sincerely)"
+    r"\s*[,\u2013\u2014-]\s*|(?i:thanks(?: again)?|thank (?:you|u)|thx|ty)\W*[-\u2013\u2014]\s*)"
+    r"(?P<f>[A-Za-z][a-z'-]{1,20}(?: [A-Z][a-z'-]+)?)\s*[.!]*\s*$"
+    rf"|(?:^|\s)[-\u2013\u2014]\s*(?P<g>{_NAME_WORD})\s*[.!]*\s*$"
+    rf"|{_GREETING}(?P<h>[A-Za-z][a-z'-]{{1,20}}) signing off\b",
 )
 # how the user wants the agent to reply (SOUL.md): said as a request, and still a statement
 STYLE: Final = re.compile(
@@ -60,7 +70,10 @@ _NOT_NAME_WORDS: Final = frozenset(
     """same back still new everyone everybody nobody all over right up down out in stuck
     again also just only me you we they he she it this that who nothing something someone
     somebody anyone what how why where when here there now ok okay yes no thanks thank
-    sorry hey hi hello yo lol maybe later anytime tomorrow soon""".split()
+    sorry hey hi hello yo lol maybe later anytime tomorrow soon mate man dude buddy bro pal
+    guys folks team much heaps loads tons lots again monday tuesday wednesday thursday
+    friday saturday sunday january february march april may june july august september
+    october november december""".split()
 )
 
 
@@ -69,7 +82,7 @@ def name_in(text: str) -> str | None:
     m = _NAME.search(text)
     if m is None:
         return None
-    name = m["b"] or m["c"] or (m["a"] or m["d"] or m["e"] or "")
+    name = m["b"] or m["c"] or m["a"] or m["d"] or m["e"] or m["f"] or m["g"] or m["h"] or ""
     name = name[:1].upper() + name[1:]
     first = name.split()[0]
     if first in _NOT_NAMES or first.lower() in _NOT_NAME_WORDS:
@@ -101,7 +114,9 @@ def timezone_in(text: str) -> str | None:
     m = _TZ.search(text)
     if m is None:
         return None
-    if m["f"]:  # kept as said: a stored value must be the user's own words
-        return f"{m['f'].capitalize()} time"
+    if m["f"] or m["h"]:  # kept as said: a stored value must be the user's own words
+        return f"{(m['f'] or m['h']).capitalize()} time"
+    if m["g"]:
+        return f"{m['g'][:1].upper()}{m['g'][1:]} time"
     found = (m["a"] or m["b"] or m["c"] or m["d"] or m["e"]).replace(" ", "")
     return found if "/" in found else found.upper()
