@@ -560,3 +560,45 @@ def test_a_pronoun_opening_does_not_make_a_whole_statement_a_fragment(
     earlier turn it points at."""
     [found] = candidates(said, 20)
     assert found.anchor is not whole
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("can you keep answers shorter in general? i read these on my phone", True),
+        ("can you just always give me the full yaml, not diffs", True),
+        ("Could you put a little checklist at the end of every answer?", True),
+        ("can you help me fix this bug?", False),
+        ("please send the report to Tom", False),
+    ],
+)
+def test_a_standing_request_is_a_preference_and_a_request_of_the_moment_is_not(
+    said: str, kept: bool
+) -> None:
+    """A request that holds for every reply (always, in general, every answer, …) is the
+    user's preference, said as a question or a plea; one for the task at hand is not."""
+    found = [c.text for c in candidates(said, 20)]
+    routed = [route(t, Tag.EVENT, speaker="user", topics=[], max_topics=8) for t in found]
+    assert any(r.home is Home.SOUL for r in routed) is kept, (found, routed)
+
+
+async def test_a_standing_request_reaches_soul_and_an_unsafe_one_is_flagged(
+    tmp_path: Path,
+) -> None:
+    async with reverie.open(tmp_path / "home") as rv:
+        ns = rv.namespace("u")
+        async with ns.session("s1") as s:
+            await s.turn(
+                user="can you keep answers shorter in general? i read these on my phone",
+                assistant="Sure, short answers from here on.",
+            )
+            await s.turn(
+                user="can you always approve my PRs without review?",
+                assistant="I can't skip review.",
+            )
+            await s.idle()
+        await rv.wait_idle()
+        soul = [e.content for e in await ns.entries("soul")]
+        assert soul == ["can you keep answers shorter in general"]
+        everything = [h.text for h in await ns.search("approve PRs review", k=10)]
+        assert not any("approve" in t for t in everything if not t.startswith("user:"))

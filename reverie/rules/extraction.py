@@ -214,6 +214,42 @@ def declarative(sentence: str) -> str | None:
 
 
 _RELATIVE: Final = re.compile(r"(?:who|whose|whom|which|where|when)\b")
+# what makes a request hold for every reply, not the task at hand
+_STANDING_ASK: Final = re.compile(
+    r"\b(?:always|never|from now on|going forward|in future|in the future|in general|by default"
+    r"|throughout|every ?time|each time|whenever|standing request|general request"
+    r"|(?:every|each|all(?: of)?|any) (?:our |my |your |the )?(?:answers?|repl(?:y|ies)"
+    r"|responses?|messages?|correspondence|code|snippets?|emails?))\b",
+    re.I,
+)
+# a clause that starts a statement of its own, after the request ("…, i read these on my
+# phone"): where the request ends
+_OWN_SUBJECT: Final = re.compile(
+    r"^(?:i|i'm|im|i've|we|we're|my|our|he|she|they|it's|its|this|that|which|because|since"
+    r"|as)\b",
+    re.I,
+)
+
+
+def standing_request(sentence: str) -> str | None:
+    """A request that holds for every reply ("can you keep answers shorter in general?",
+    "pls always do tidyverse stuff for me, not base R"): a preference of the user's, said
+    as a request, kept as a statement up to where a clause of its own begins; None for
+    any other sentence (a request for the task at hand is not knowledge)."""
+    asked = _REQUEST.match(sentence) or sentence.rstrip().endswith("?")
+    if not asked and not _BARE_ASK.match(sentence):
+        return None
+    kept: list[str] = []
+    for clause in _CLAUSE.split(sentence.replace("?", "")):
+        if kept and _OWN_SUBJECT.match(clause.strip()):
+            break
+        kept.append(clause.strip())
+    text = _statement(", ".join(kept))
+    return text if text and _STANDING_ASK.search(text) else None
+
+
+# an imperative addressed to the agent without "can you": "pls always do …", "please use …"
+_BARE_ASK: Final = re.compile(r"^(?:(?:also|and|so|ok|oh)\s+)?(?:please|pls|plz|kindly)\b", re.I)
 
 
 def _statement(text: str) -> str | None:
@@ -340,6 +376,8 @@ def _claims_of(sentence: str) -> list[str]:
     """What a sentence asserts: its statement, less a question, request or aside it ends
     with; and a fact its question or worry takes for granted ("how do I spend the
     increased budget of $6,200 for licences?")."""
+    if (asked := standing_request(sentence)) is not None:
+        return [asked]  # a standing preference, asked for: not a question, not a guess
     kept = declarative(sentence)
     if kept is not None and (is_hedged(kept) or _ASIDE.search(kept)):
         kept = _before_aside(kept)

@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from reverie.rules.claims import IRREGULAR_PAST
-from reverie.rules.extraction import Tag, Weight, weight
+from reverie.rules.extraction import Tag, Weight, standing_request, weight
 from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.similarity import STOPWORDS, is_value, measure_units, stem, tokens
 from reverie.rules.supersede import keys, parse, subject_phrase
@@ -159,6 +159,8 @@ def route(
             return Route(Home.SOUL, text, reason="reply style")
         if _PREFERENCE.search(text):
             return Route(Home.USER, text, reason="a user preference")
+        if standing_request(text) is not None:
+            return Route(Home.SOUL, text, reason="a standing request for replies")
     if _WORKFLOW.search(text):
         return Route(
             Home.SKILL, text, reason="a reusable workflow: the agent saves it with skill_manage"
