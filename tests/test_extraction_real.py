@@ -422,12 +422,17 @@ def test_people_channels_and_named_values_are_routed_to_topics() -> None:
         "we switched to SumUp this week.",
         "going with Ciclomundo from now on, their tube prices are better",
         "we have a corgi named Biscuit, he's a menace.",
+        "first i have to get onto tidepool (our lab server) and the login keeps hanging.",
     ):
         [found] = candidates(text, 20) or [None]
         assert found is not None, text
         routed = route(found.text, found.tag, speaker="user", topics=[], max_topics=8)
         assert routed.home is Home.TOPIC, (text, routed)
-    for text in ("I replaced the old router with a new one", "we are sticking with the plan"):
+    for text in (
+        "I replaced the old router with a new one",
+        "we are sticking with the plan",
+        "I saw it (the movie) last week",
+    ):
         routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
         assert routed.home is Home.SKIP, (text, routed)
 

@@ -52,7 +52,12 @@ _RESIDENCE = re.compile(
     r".*\b(?i:based (?:in|out of)|living in|live in|located in|here in|moved to)\s+[A-Z][\w'-]+"
 )
 # something given its name: "a corgi named Biscuit", "the robot, called Bolt"
-_NAMED = re.compile(r"\b(?i:named|called|nicknamed)\s+[\"'“]?[A-Z][\w'-]+")
+_NAMED = re.compile(
+    r"\b(?i:named|called|nicknamed)\s+[\"'“]?[A-Z][\w'-]+"
+    # or named by an apposition: "tidepool (our lab server)", "rui (one of my mechanics)"
+    r"|\b(?!(?i:it|this|that|them|these|those|one|him|her|us)\s)[\w.-]{2,}\s+"
+    r"\((?i:our|my|the|one of (?:my|our|the))\s+[^()]{2,40}\)"
+)
 # a switch to a named thing: "we switched to SumUp", "going with Ciclomundo from now on",
 # "replaced Jenkins with GitHub Actions" (the new value is a proper or product name)
 _SWITCH = re.compile(
