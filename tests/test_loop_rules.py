@@ -325,3 +325,23 @@ def test_the_last_topic_slot_is_kept_for_what_fits_nowhere_else() -> None:
     assert (full.home, full.topic) == (Home.TOPIC, "notes")
     early = route(text, Tag.DECISION, speaker="user", topics=nine[:8], max_topics=10)
     assert early.topic == "decisions"
+
+
+def test_the_offline_promoter_does_not_copy_a_told_event_into_memory() -> None:
+    """The offline model cannot generalise "Graham took the lid off and found the label"
+    into a rule, so it skips it (the fact stays in its topic); a statement of how things
+    are is still promoted, and a passive "is limited to" is not an event told."""
+    from reverie.model.offline import _promote
+
+    said = {
+        "a": "Graham finally took the lid off and found the label: a 300 watt heater",
+        "b": "The deploy timeout is 45s",
+        "c": "The cache is limited to 2GB",
+    }
+    payload = {
+        "memory": [],
+        "max_chars": 220,
+        "candidates": [{"id": k, "content": v, "topic": "t"} for k, v in said.items()],
+    }
+    verdicts = {v["id"]: v["verdict"] for v in _promote(payload)["verdicts"]}
+    assert verdicts == {"a": "skip", "b": "promote", "c": "promote"}

@@ -90,6 +90,8 @@ def _promote(payload: dict[str, Any]) -> dict[str, Any]:
             verdict, reason = "skip", "MEMORY.md already says this"
         elif consolidation.transient(text):
             verdict, reason = "skip", "transient"
+        elif consolidation.narrated(text):
+            verdict, reason = "skip", "an event told: no rule the rules can say"
         else:
             rewritten = consolidation.rewrite(text, topic, limit)
             if len(rewritten) > limit:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from reverie.rules.claims import IRREGULAR_PAST
 from reverie.rules.injection import answer_problem
 from reverie.rules.similarity import NEGATIONS, jaccard, values, word_set
 from reverie.rules.supersede import supersedes
@@ -156,6 +157,26 @@ def momentary(text: str) -> bool:
     topic; MEMORY.md, shown every turn, is for what holds from turn to turn."""
     body = " ".join(text.split())
     return bool(transient(body) or _DATED.search(body) or _STANCE.match(body) or _AIM.match(body))
+
+
+# a past-tense verb among a statement's first words: it tells what happened
+_TOLD_EVENT: Final = re.compile(
+    r"^(?:[\w'-]+[\s,]+){0,5}?(?:\w{2,}ed|" + "|".join(sorted(IRREGULAR_PAST)) + r")\b", re.I
+)
+
+
+def narrated(text: str) -> bool:
+    """A statement that tells an event ("Graham took the lid off and found …", "we switched
+    to SumUp") rather than stating how things are: the rules cannot generalise it into a
+    rule for every turn (a model may), so the offline model does not promote it."""
+    found = _TOLD_EVENT.search(_clean(text))
+    if found is None:
+        return False
+    before = re.findall(r"[a-z']+", found.group(0).lower())[:-1]
+    return not any(w in _COPULA or w.endswith("'s") for w in before)  # "is limited to"
+
+
+_COPULA: Final = frozenset("is are was were be been being am".split())
 
 
 def memory_twin(text: str, memory: Sequence[str], threshold: float = 0.6) -> str | None:
