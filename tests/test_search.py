@@ -289,3 +289,23 @@ async def test_a_turn_brings_at_most_two_of_its_facts(rv: reverie.Reverie) -> No
     assert sorted(stored) == sorted(said)  # all three were learned
     brought = [h.text for h in await ns.search("providers", k=10) if h.kind == "fact"]
     assert len(brought) == 2 and set(brought) <= set(said)
+
+
+async def test_a_turn_brings_its_facts_not_its_entries(rv: reverie.Reverie) -> None:
+    """How to reply and who the user is are not what a query for knowledge asks: of what
+    the best turn taught, only its facts join the hits."""
+    await _said(
+        rv,
+        "mixed",
+        [
+            (
+                "keep it short, bullet points pls. we switched to SumUp this week.",
+                "Card provider noted.",
+            )
+        ],
+    )
+    ns = rv.namespace("mixed")
+    assert [e.content for e in await ns.entries("soul")], "the style request was learned"
+    hits = await ns.search("card provider", k=10)
+    assert "we switched to SumUp this week." in [h.text for h in hits if h.kind == "fact"]
+    assert not [h for h in hits if h.kind == "entry"]

@@ -98,6 +98,7 @@ def test_labelled_set_caught_and_false_positives() -> None:
         # a code said as what the lock is (an unseen set stored this one)
         ("Oh, the lockbox on the side door is 4471 by the way, the crew needs it", "access-code"),
         ("the keypad at the back: 90210#", "access-code"),
+        ("the lockbox on the porch is 5829, I told Kevin too", "access-code"),
         ("whoever locks up has to set the alarm, the code is 62091", "access-code"),
         # a password said as what the user types, in passing
         ("it keeps rejecting my password. I'm typing Pastel#Nata88", "password-assignment"),
@@ -136,6 +137,7 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "the gate is 1200 metres from the car park",
         "the garage door is 2015 vintage",
         "the door number is 1234 Main St",
+        "the gate is 1,200 metres away",
         "the safe is 4471 kg of steel",
         "I typed pip install requests",
         "I am typing Hello World",

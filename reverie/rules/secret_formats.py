@@ -265,7 +265,7 @@ _RULES: Final = (
         "lockbox keypad padlock alarm gate door safe garage locker",
         r"(?i:\b(?:lockbox|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker)\b)"
         r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
-        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.,:/-]|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
+        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
     ),
     _rule(  # a password said as what the user types: "I'm typing Pastel#Nata88"

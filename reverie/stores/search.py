@@ -303,9 +303,6 @@ def _sources_after(ranked: list[_Ranked]) -> list[_Ranked]:
 _LEARNED_FROM = """
     SELECT rowid * 4 + 1, content, session_id FROM facts
     WHERE namespace = ? AND invalid_at IS NULL AND session_id IN (SELECT value FROM json_each(?))
-    UNION ALL
-    SELECT rowid * 4 + 2, content, session_id FROM entries
-    WHERE namespace = ? AND status = 'live' AND session_id IN (SELECT value FROM json_each(?))
 """
 _PER_TURN = 2  # what one turn adds to the pool, at most
 _FEW_THINGS = 400  # chars the user said in a turn that says few enough things
@@ -315,8 +312,9 @@ _TURNS = 1  # only the best hit's turn brings what was learned from it
 def _with_what_was_learned(
     conn: sqlite3.Connection, namespace: str, ranked: list[_Ranked]
 ) -> list[_Ranked]:
-    """When the best hit is a turn that says few things, the live facts and entries taken
-    from it join the pool even when the query's words are not theirs: the turn matched
+    """When the best hit is a turn that says few things, the live facts taken from it join
+    the pool even when the query's words are not theirs (not its entries: how to reply,
+    who the user is, are not what a query for knowledge asks): the turn matched
     (often by the words the assistant answered with), and what was learned from it is the
     answer in its stored, current form. Each takes the turn's score, so
     :func:`_sources_after` shows it just before the turn (or in its place, when they say
@@ -329,7 +327,7 @@ def _with_what_was_learned(
     if not turns:
         return ranked
     sessions = json.dumps(sorted({str(r.hit.session_id) for r in turns}))
-    rows = fetchall(conn, _LEARNED_FROM, (namespace, sessions, namespace, sessions))
+    rows = fetchall(conn, _LEARNED_FROM, (namespace, sessions))
     known = {r.rid for r in ranked}
     found: dict[int, float] = {}
     for turn in turns:
