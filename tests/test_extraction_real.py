@@ -31,6 +31,8 @@ PASTES = [
     "[ 2211.493812] ata1.00: failed command: READ FPDMA QUEUED\n[ 2211.493900] ata1: EH complete",
     'net = cv2.dnn.readNet("yolov5s.onnx", "yolov5s.cfg")',
     "day,shift,cooler_f,freezer_f,initials\n05/01,08:00,36,-2,AB\n05/02,16:30,37,-1,CD",
+    # a schema laid out in aligned columns (an unseen set stored its last line)
+    "alarm_events\n  id            bigint identity\n  event_state   tinyint   -- 0 active, 1 clear",
 ]
 
 
@@ -57,6 +59,7 @@ def test_a_statement_beside_a_paste_is_kept_and_its_lead_in_dropped() -> None:
         "let me know if it works",
         "import the file.",
         "The staging DB is pg-stage-2 on port 5433",
+        "I run 3 replicas.  The second one is in eu-west-1.",  # two spaces after a stop
     ],
 )
 def test_prose_with_values_is_not_code(line: str) -> None:

@@ -94,6 +94,8 @@ def is_code_line(line: str) -> bool:
         return True
     if _JSONISH.match(line) or _columns(stripped) or _DELIMITED.match(stripped):
         return True
+    if _ALIGNED.search(stripped) and len(stripped.split()) < 12:
+        return True  # "event_state   tinyint   -- 0 active": fields aligned in columns
     if _LATEX.search(line) or _PROMPT.match(line):
         return True
     if _CODE_START.match(line):
@@ -105,6 +107,8 @@ def is_code_line(line: str) -> bool:
     return bool(_CALL.search(stripped)) and _wordy(stripped) < 0.5
 
 
+# a run of three or more spaces between words: a column layout, which prose never has
+_ALIGNED: Final = re.compile(r"\S {3,}\S")
 # a delimited row (CSV and kin): three or more fields, one delimiter, no spaces at all —
 # prose puts a space after its commas
 _DELIMITED: Final = re.compile(r"^[^\s,;|]+([,;|])[^\s,;|]*(?:\1[^\s,;|]*)+$")
