@@ -308,12 +308,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_search.py::test_the_best_hit_turn_brings_what_was_learned_from_it",),
     ),
     Mutant(
-        "learned-few-things",
+        "learned-takes-the-turns-place",
         "reverie/stores/search.py",
-        "_FEW_THINGS = 400",
-        "_FEW_THINGS = 4000",
-        "a long message's facts are brought as if the turn said few things",
-        ("tests/test_search.py::test_the_best_hit_turn_brings_what_was_learned_from_it",),
+        "if not found or not _says_most(turns[0], [c for r, c, _ in rows if r in found], ranked):",
+        "if not found:",
+        "facts learned from the best turn are brought though they say little of it, pushing"
+        " another hit down",
+        ("tests/test_search.py::test_what_a_turn_brings_takes_its_place_and_pushes_no_hit_down",),
     ),
     Mutant(
         "promotion-moment-gate",

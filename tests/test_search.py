@@ -249,8 +249,8 @@ async def _said(rv: reverie.Reverie, ns_name: str, turns: list[tuple[str, str]])
 async def test_the_best_hit_turn_brings_what_was_learned_from_it(rv: reverie.Reverie) -> None:
     """A query in other words than the user's ("card payment provider" for "we switched to
     SumUp") finds the turn by the assistant's answer; the fact learned from that turn joins
-    the hits though it shares no word with the query. Only from the best hit, and only
-    from a turn that says few things (a long message's facts need not be what matched)."""
+    the hits though it shares no word with the query. Only from the best hit, and not
+    from a long message whose one fact says little of it."""
     switched = "we switched to SumUp this week."
     await _said(
         rv,
@@ -299,7 +299,8 @@ async def test_a_turn_brings_its_facts_not_its_entries(rv: reverie.Reverie) -> N
         "mixed",
         [
             (
-                "keep it short, bullet points pls. we switched to SumUp this week.",
+                "we switched to SumUp this week, the old fees were eating every small sale. "
+                "keep it short pls.",
                 "Card provider noted.",
             )
         ],
@@ -307,5 +308,23 @@ async def test_a_turn_brings_its_facts_not_its_entries(rv: reverie.Reverie) -> N
     ns = rv.namespace("mixed")
     assert [e.content for e in await ns.entries("soul")], "the style request was learned"
     hits = await ns.search("card provider", k=10)
-    assert "we switched to SumUp this week." in [h.text for h in hits if h.kind == "fact"]
+    facts = [h.text for h in hits if h.kind == "fact"]
+    assert any(t.startswith("we switched to SumUp this week") for t in facts), hits
     assert not [h for h in hits if h.kind == "entry"]
+
+
+async def test_what_a_turn_brings_takes_its_place_and_pushes_no_hit_down(
+    rv: reverie.Reverie,
+) -> None:
+    """The facts learned from the best turn join only when they say most of what the user
+    said in it: they take the turn's place and the turn goes last. When they say little
+    of it, the turn keeps its place and nothing is brought."""
+    said = "we switched to SumUp this week."
+    chatty = "ugh what a day, the kids were sick all night and the car broke down again on the way"
+    await _said(rv, "little", [(f"{chatty}. {said}", "SumUp as card provider, noted.")])
+    hits = await rv.namespace("little").search("provider", k=10)
+    assert hits[0].kind == "episode"
+    assert said not in [h.text for h in hits]
+    await _said(rv, "most", [(said, "SumUp as card provider, noted.")])
+    hits = await rv.namespace("most").search("provider", k=10)
+    assert [h.kind for h in hits] == ["fact", "episode"] and hits[0].text == said

@@ -305,25 +305,21 @@ _LEARNED_FROM = """
     WHERE namespace = ? AND invalid_at IS NULL AND session_id IN (SELECT value FROM json_each(?))
 """
 _PER_TURN = 2  # what one turn adds to the pool, at most
-_FEW_THINGS = 400  # chars the user said in a turn that says few enough things
 _TURNS = 1  # only the best hit's turn brings what was learned from it
 
 
 def _with_what_was_learned(
     conn: sqlite3.Connection, namespace: str, ranked: list[_Ranked]
 ) -> list[_Ranked]:
-    """When the best hit is a turn that says few things, the live facts taken from it join
-    the pool even when the query's words are not theirs (not its entries: how to reply,
-    who the user is, are not what a query for knowledge asks): the turn matched
-    (often by the words the assistant answered with), and what was learned from it is the
-    answer in its stored, current form. Each takes the turn's score, so
-    :func:`_sources_after` shows it just before the turn (or in its place, when they say
-    most of it); at most ``_PER_TURN``, in the order they were written."""
-    turns = [
-        r
-        for r in ranked[:_TURNS]
-        if r.hit.kind == "episode" and r.hit.session_id and len(_user_side(r)) <= _FEW_THINGS
-    ]
+    """When the best hit is a turn, the live facts taken from it join the pool even when
+    the query's words are not theirs (not its entries: how to reply, who the user is, are
+    not what a query for knowledge asks): the turn matched (often by the words the
+    assistant answered with), and what was learned from it is the answer in its stored,
+    current form. Only when they say most of what the user said in the turn
+    (``_says_most``): each takes the turn's score, and :func:`_sources_after` shows them
+    in its place and the turn last — one fact moves no other hit, two move the rest down
+    one place. At most ``_PER_TURN``, in the order they were written."""
+    turns = [r for r in ranked[:_TURNS] if r.hit.kind == "episode" and r.hit.session_id]
     if not turns:
         return ranked
     sessions = json.dumps(sorted({str(r.hit.session_id) for r in turns}))
@@ -338,7 +334,7 @@ def _with_what_was_learned(
                 continue
             if len(text) >= _SOURCE_MIN and text in said and added < _PER_TURN:
                 found[rid], added = turn.hit.score, added + 1
-    if not found:
+    if not found or not _says_most(turns[0], [c for r, c, _ in rows if r in found], ranked):
         return ranked
     extra = [
         _candidate(row)
@@ -346,6 +342,16 @@ def _with_what_was_learned(
     ]
     extra = [replace(x, hit=replace(x.hit, score=found[x.rid])) for x in extra]
     return sorted(ranked + extra, key=lambda r: r.hit.score, reverse=True)
+
+
+def _says_most(turn: _Ranked, learned: list[str], ranked: list[_Ranked]) -> bool:
+    """Whether the facts learned from ``turn`` (brought, or found by their own words) say
+    most of what the user said in it: then they take its place and the turn goes last."""
+    said = _plain(turn.hit.text)
+    own = [r.hit.text for r in ranked if r.hit.kind == "fact" and r.live]
+    texts = {t for t in (_plain(x) for x in [*learned, *own]) if len(t) >= _SOURCE_MIN}
+    covered = sum(len(t) for t in texts if t in said)
+    return covered >= _COVERED * len(_user_side(turn))
 
 
 def _user_side(r: _Ranked) -> str:
