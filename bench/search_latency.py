@@ -1,6 +1,8 @@
 """Search latency at 10k facts: ``ns.search`` (BM25 over facts, entries and episodes, live
 filter, hidden count) against a bare FTS5 MATCH + bm25 query on a plain table holding the
-same 10k texts, both measured in this run.
+same 10k texts, both measured in this run. Then a search whose best hit is a turn, which
+brings the facts learned from it: with the ``facts_session`` index (migration 8) against
+the same home without it.
 
     python -m bench.search_latency
 """
@@ -51,11 +53,39 @@ async def main(size: int, queries: int) -> None:
                 (expression,),
             ).fetchall()
             raw.append(time.perf_counter() - start)
-    raw_db.close()
+        raw_db.close()
+        indexed, scanned = await _turn_hits(home, queries)
     print(f"facts: {size}, queries: {queries}")
     print(f"bare FTS5 (sync sqlite3): {describe(raw)}")
     print(f"reverie ns.search:        {describe(ours)}")
     print(f"ratio p50 bare / reverie: {percentile(raw, 50) / percentile(ours, 50):.2f}")
+    print(f"best hit a turn, facts_session index:    {describe(indexed)}")
+    print(f"best hit a turn, no index (every fact):  {describe(scanned)}")
+    print(f"ratio p50 indexed / scanned: {percentile(indexed, 50) / percentile(scanned, 50):.2f}")
+
+
+async def _turn_hits(home: Path, queries: int) -> tuple[list[float], list[float]]:
+    """Search latency when the best hit is a turn whose fact is brought, with the index and
+    after dropping it."""
+    async with reverie.open(home) as rv:
+        said = "we switched to SumUp this week."
+        async with rv.namespace("bench").session("chat") as s:  # the agent saves what it learns
+            await s.turn(user=said, assistant="Card provider noted.")
+            await s.call_tool("topic", {"action": "save", "topic": "t0", "content": said})
+    timings: list[list[float]] = []
+    for drop in (False, True):
+        if drop:
+            with sqlite3.connect(home / "reverie.db") as conn:
+                conn.execute("DROP INDEX facts_session")
+        async with reverie.open(home) as rv:
+            ns, taken = rv.namespace("bench"), []
+            for _ in range(queries):
+                start = time.perf_counter()
+                hits = await ns.search("card provider", k=10)
+                taken.append(time.perf_counter() - start)
+            assert hits and hits[0].text == "we switched to SumUp this week.", hits[:2]
+        timings.append(taken)
+    return timings[0], timings[1]
 
 
 if __name__ == "__main__":

@@ -228,9 +228,11 @@ async def test_former_words_reach_an_old_home_when_it_is_opened(tmp_path: Path) 
                 ok(await s.call_tool("topic", args), decision)
     former = f"SELECT text FROM search_index WHERE rowid % 4 = {KIND_FORMER}"
     assert rows(home, former) == [(f"{said[1]}\n{said[0]}",)]
-    with write_db(home) as conn:  # back to the schema before the row existed
+    with write_db(home) as conn:  # back to the schema before the row existed (migration 7)
         conn.execute(f"DELETE FROM search_index WHERE rowid % 4 = {KIND_FORMER}")
-        conn.execute("DELETE FROM schema_version WHERE version = ?", (len(MIGRATIONS),))
+        conn.execute("DROP INDEX facts_session")  # migration 8, run again after 7
+        conn.execute("DELETE FROM schema_version WHERE version >= 7")
+        assert len(MIGRATIONS) == 8
     async with reverie.open(home) as rv:
         hits = await rv.namespace().search("billing deploy", k=3)
         assert [h.text for h in hits if h.kind == "fact"] == [said[2]]
@@ -328,3 +330,24 @@ async def test_what_a_turn_brings_takes_its_place_and_pushes_no_hit_down(
     await _said(rv, "most", [(said, "SumUp as card provider, noted.")])
     hits = await rv.namespace("most").search("provider", k=10)
     assert [h.kind for h in hits] == ["fact", "episode"] and hits[0].text == said
+
+
+async def test_an_old_home_gains_the_index_that_finds_a_turns_facts(tmp_path: Path) -> None:
+    """Migration 8: the live facts of a session are found by an index, not by reading every
+    live fact of the namespace; a home written before it gains it when opened, and the
+    search that brings a turn's facts uses it."""
+    home = tmp_path / "home"
+    async with reverie.open(home) as rv:
+        await _said(rv, "a", [("we switched to SumUp this week.", "SumUp as card provider.")])
+    with write_db(home) as conn:
+        conn.execute("DROP INDEX facts_session")
+        conn.execute("DELETE FROM schema_version WHERE version = 8")
+    async with reverie.open(home) as rv:
+        hits = await rv.namespace("a").search("provider", k=5)
+        assert hits[0].text == "we switched to SumUp this week."
+    indexes = [r[0] for r in rows(home, "SELECT name FROM sqlite_master WHERE type = 'index'")]
+    assert "facts_session" in indexes
+    from reverie.stores.search import _LEARNED_FROM
+
+    plan = rows(home, f"EXPLAIN QUERY PLAN {_LEARNED_FROM}", "a", '["s1"]')
+    assert any("facts_session" in str(step) for step in plan), plan

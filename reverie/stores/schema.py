@@ -263,4 +263,9 @@ MIGRATIONS: Final[tuple[str, ...]] = (
           WHERE h.invalid_at IS NULL ORDER BY h.rowid, o.depth DESC)
     GROUP BY head;
     """,
+    # 8: the live facts a turn taught, found by its session (search brings the best turn's
+    # facts): without it, each such search read every live fact of the namespace
+    """
+    CREATE INDEX facts_session ON facts (namespace, session_id) WHERE invalid_at IS NULL;
+    """,
 )
