@@ -14,6 +14,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 import anyio
@@ -75,7 +76,7 @@ async def _turn_hits(home: Path, queries: int) -> tuple[list[float], list[float]
     timings: list[list[float]] = []
     for drop in (False, True):
         if drop:
-            with sqlite3.connect(home / "reverie.db") as conn:
+            with closing(sqlite3.connect(home / "reverie.db")) as conn:
                 conn.execute("DROP INDEX facts_session")
         async with reverie.open(home) as rv:
             ns, taken = rv.namespace("bench"), []
