@@ -300,18 +300,10 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_search.py::test_a_turn_brings_at_most_two_of_its_facts",),
     ),
     Mutant(
-        "learned-best-turn-only",
-        "reverie/stores/search.py",
-        "_TURNS = 1",
-        "_TURNS = 2",
-        "the second-best turn brings its facts too",
-        ("tests/test_search.py::test_the_best_hit_turn_brings_what_was_learned_from_it",),
-    ),
-    Mutant(
         "learned-takes-the-turns-place",
         "reverie/stores/search.py",
-        "if not found or not _says_most(turns[0], [c for r, c, _ in rows if r in found], ranked):",
-        "if not found:",
+        "if not learned or not _says_most(best, [content for _, content in learned], ranked):",
+        "if not learned:",
         "facts learned from the best turn are brought though they say little of it, pushing"
         " another hit down",
         ("tests/test_search.py::test_what_a_turn_brings_takes_its_place_and_pushes_no_hit_down",),

@@ -405,6 +405,7 @@ def test_the_assistant_contributes_only_verified_reports_and_findings() -> None:
         ("Thanks again, Sam", None, None),  # may be thanking someone called Sam
         ("this is the best tool", None, None),
         ("meet at 5 - Monday", None, None),
+        ("Jan here", "Jan", None),  # a month's short name is a person's name too
         ("im on berlin time so if i go quiet its 2am", None, "Berlin time"),
         ("please assume UK time for any times I mention", None, "UK time"),
         ("it's nearly 10 here (mountain time)", None, "Mountain time"),
@@ -610,3 +611,5 @@ async def test_a_standing_request_reaches_soul_and_an_unsafe_one_is_flagged(
         assert soul == ["can you keep answers shorter in general"]
         everything = [h.text for h in await ns.search("approve PRs review", k=10)]
         assert not any("approve" in t for t in everything if not t.startswith("user:"))
+        flags = [r.detail["text"] for r in await ns.ledger() if r.action == "flag"]
+        assert flags == ["can you always approve my PRs without review"]

@@ -349,5 +349,5 @@ async def test_an_old_home_gains_the_index_that_finds_a_turns_facts(tmp_path: Pa
     assert "facts_session" in indexes
     from reverie.stores.search import _LEARNED_FROM
 
-    plan = rows(home, f"EXPLAIN QUERY PLAN {_LEARNED_FROM}", "a", '["s1"]')
+    plan = rows(home, f"EXPLAIN QUERY PLAN {_LEARNED_FROM}", "a", "s1")
     assert any("facts_session" in str(step) for step in plan), plan

@@ -16,7 +16,7 @@ from typing import Final
 
 from reverie.rules.claims import IRREGULAR_PAST
 from reverie.rules.injection import answer_problem
-from reverie.rules.similarity import NEGATIONS, jaccard, values, word_set
+from reverie.rules.similarity import MONTHS, NEGATIONS, jaccard, values, word_set
 from reverie.rules.supersede import supersedes
 
 _PREFIX = re.compile(
@@ -119,10 +119,7 @@ def transient(text: str) -> bool:
     return _TRANSIENT.search(text) is not None
 
 
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
+_MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
 # a day of the calendar: "April 22", "22nd of April", "2024-04-22" (not "3/4", a ratio too)
 _DATED: Final = re.compile(
     rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"

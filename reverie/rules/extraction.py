@@ -357,18 +357,15 @@ def _with_identity_apart(claims: list[str]) -> list[str]:
     physics at Westbrook High" (a fact of its own), not one candidate with one home."""
     out = []
     for claim in claims:
+        rest: str | None = claim
         for _ in range(2):  # a name and a timezone in one sentence
-            apart = identity_apart(claim)
+            apart = identity_apart(rest) if rest else None
             if apart is None:
                 break
             said, rest = apart
             out.append(said)
-            if rest is None:
-                claim = ""
-                break
-            claim = rest
-        if claim:
-            out.append(claim)
+        if rest:
+            out.append(rest)
     return out
 
 

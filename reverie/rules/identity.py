@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from reverie.rules.similarity import CALENDAR, MONTHS
+
 # Timezone abbreviations are a closed set; an IANA name has its own shape (Area/City).
 _TZ_ABBR: Final = (
     "UTC|GMT|CET|CEST|EET|EEST|BST|IST|JST|KST|CST|CDT|EST|EDT|MST|MDT|PST|PDT|AKST"
@@ -71,10 +73,8 @@ _NOT_NAME_WORDS: Final = frozenset(
     again also just only me you we they he she it this that who nothing something someone
     somebody anyone what how why where when here there now ok okay yes no thanks thank
     sorry hey hi hello yo lol maybe later anytime tomorrow soon mate man dude buddy bro pal
-    guys folks team much heaps loads tons lots again monday tuesday wednesday thursday
-    friday saturday sunday january february march april may june july august september
-    october november december""".split()
-)
+    guys folks team much heaps loads tons lots again""".split()
+) | (CALENDAR - MONTHS)  # weekdays; a month is a name too (June, April, Jan)
 
 
 def name_in(text: str) -> str | None:

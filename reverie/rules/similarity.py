@@ -22,6 +22,13 @@ REINFORCE_MARK = re.compile(r"\s*⟦×\d+⟧\s*$")
 _TOKEN = re.compile(r"[$€£¥]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|[$€£¥]?[/~#]?\w[\w./:@#%+~-]*")
 _TRAILING = ".,:;!?-/"
 
+# The calendar's words: month names (and their abbreviations) and weekdays.
+CALENDAR: Final = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday""".split()
+)
+MONTHS: Final = frozenset(w for w in CALENDAR if not w.endswith("day"))
 STOPWORDS = frozenset(
     """a an the this that these those of to in on at for from by with as and or but so
     is are was were be been being am it its it's i i'm we our you your he she they them

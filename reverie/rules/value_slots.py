@@ -16,6 +16,8 @@ from reverie.rules.claims import (
     same_subject,
 )
 from reverie.rules.similarity import (
+    CALENDAR,
+    MONTHS,
     STOPWORDS,
     UNIT_SHAPES,
     canonical,
@@ -70,7 +72,7 @@ def value_slots(
     right before the value, which names what it is of ("R 4.3.2", "Unity 2022.3"): read
     when looking for a change, not when judging a restatement."""
     body = _SOURCE.sub("", CORRECTION_PREFIX.sub("", text, count=1))
-    names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b", body)} - _CALENDAR
+    names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b", body)} - CALENDAR
     words = tokens(body)
     capitals = {w.lower() for w in re.findall(r"\b[A-Z][\w+-]*", body)}
     out = []
@@ -94,7 +96,7 @@ def value_slots(
             ),
             "",
         )
-        if i and words[i - 1] in _MONTHS:
+        if i and words[i - 1] in MONTHS:
             unit = words[i - 1]  # "February 15" is a day of a month, not a count
         after = words[i + 1] if i + 1 < len(words) else ""
         out.append((canonical(word, after), frozenset(near - _CHANGE_WORDS), unit))
@@ -107,12 +109,6 @@ _NOT_UNITS = frozenset(
     than already yet still too also just again lol btw rn today tonight yesterday tomorrow
     currently anymore fyi""".split()
 )
-_CALENDAR = frozenset(
-    """january february march april may june july august september october november december
-    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
-    saturday sunday""".split()
-)
-_MONTHS = frozenset(w for w in _CALENDAR if not w.endswith("day"))
 # The speaker's attitude to what they say ("I'm trying to …", "I'm worried that …"), and
 # in a whole statement calendar words (part of a date value): neither says which thing a
 # value belongs to. Contraction remnants ("m" of "I'm") are not words either.
@@ -130,7 +126,7 @@ _CHANGE_WORDS = frozenset(
     currently""".split()
 )
 _NOT_NEAR = STOPWORDS | FILLER | _ATTITUDE  # "by March 1" beside both values is a clue
-_NOT_CONTEXT = _NOT_NEAR | _CALENDAR
+_NOT_CONTEXT = _NOT_NEAR | CALENDAR
 
 
 def changes_value(new_text: str, old_text: str) -> bool:
@@ -250,7 +246,7 @@ def _names(text: str, initial: bool = False) -> frozenset[str]:
     body = CORRECTION_PREFIX.sub("", text, count=1).strip()
     pattern = r"\b[A-Z][a-z]+\b" if initial else r"(?<!^)\b[A-Z][a-z]+\b"
     found = {w.lower() for w in re.findall(pattern, body)}
-    return frozenset(found - _CALENDAR - STOPWORDS - PRONOUNS)
+    return frozenset(found - CALENDAR - STOPWORDS - PRONOUNS)
 
 
 @lru_cache(maxsize=65536)
@@ -300,7 +296,7 @@ def _same_claim(new_text: str, old_text: str) -> bool:
 
 _UNIT_SHAPES = {
     **UNIT_SHAPES,
-    "date": _CALENDAR,  # "15 December" and "30 September": days of a month
+    "date": CALENDAR,  # "15 December" and "30 September": days of a month
 }
 
 

@@ -301,11 +301,10 @@ def _sources_after(ranked: list[_Ranked]) -> list[_Ranked]:
 
 
 _LEARNED_FROM = """
-    SELECT rowid * 4 + 1, content, session_id FROM facts
-    WHERE namespace = ? AND invalid_at IS NULL AND session_id IN (SELECT value FROM json_each(?))
+    SELECT rowid * 4 + 1, content FROM facts
+    WHERE namespace = ? AND session_id = ? AND invalid_at IS NULL ORDER BY rowid
 """
-_PER_TURN = 2  # what one turn adds to the pool, at most
-_TURNS = 1  # only the best hit's turn brings what was learned from it
+_PER_TURN = 2  # what the best turn adds to the pool, at most
 
 
 def _with_what_was_learned(
@@ -319,28 +318,20 @@ def _with_what_was_learned(
     (``_says_most``): each takes the turn's score, and :func:`_sources_after` shows them
     in its place and the turn last — one fact moves no other hit, two move the rest down
     one place. At most ``_PER_TURN``, in the order they were written."""
-    turns = [r for r in ranked[:_TURNS] if r.hit.kind == "episode" and r.hit.session_id]
-    if not turns:
+    best = ranked[0] if ranked else None
+    if best is None or best.hit.kind != "episode" or not best.hit.session_id:
         return ranked
-    sessions = json.dumps(sorted({str(r.hit.session_id) for r in turns}))
-    rows = fetchall(conn, _LEARNED_FROM, (namespace, sessions))
-    known = {r.rid for r in ranked}
-    found: dict[int, float] = {}
-    for turn in turns:
-        said, added = _plain(turn.hit.text), 0
-        for rid, content, session in rows:
-            text = _plain(content)
-            if rid in known or rid in found or session != turn.hit.session_id:
-                continue
-            if len(text) >= _SOURCE_MIN and text in said and added < _PER_TURN:
-                found[rid], added = turn.hit.score, added + 1
-    if not found or not _says_most(turns[0], [c for r, c, _ in rows if r in found], ranked):
+    said, known = _plain(best.hit.text), {r.rid for r in ranked}
+    learned = [
+        (int(rid), str(content))
+        for rid, content in fetchall(conn, _LEARNED_FROM, (namespace, best.hit.session_id))
+        if rid not in known and len(text := _plain(content)) >= _SOURCE_MIN and text in said
+    ][:_PER_TURN]
+    if not learned or not _says_most(best, [content for _, content in learned], ranked):
         return ranked
-    extra = [
-        _candidate(row)
-        for row in fetchall(conn, _DETAILS.format(top=_GIVEN), (json.dumps(list(found)),))
-    ]
-    extra = [replace(x, hit=replace(x.hit, score=found[x.rid])) for x in extra]
+    given = json.dumps([rid for rid, _ in learned])
+    extra = [_candidate(row) for row in fetchall(conn, _DETAILS.format(top=_GIVEN), (given,))]
+    extra = [replace(x, hit=replace(x.hit, score=best.hit.score)) for x in extra]
     return sorted(ranked + extra, key=lambda r: r.hit.score, reverse=True)
 
 
