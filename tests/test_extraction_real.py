@@ -10,7 +10,7 @@ import pytest
 
 import reverie
 from reverie.rules.blocks import is_code_line, prose
-from reverie.rules.extraction import Tag, Weight, candidates, resolve
+from reverie.rules.extraction import Tag, Weight, candidates, resolve, sentences
 from reverie.rules.identity import name_in, timezone_in
 from reverie.rules.routing import FUNCTION_WORDS, Home, route, topic_name
 from reverie.rules.secrets import has_secret
@@ -613,3 +613,12 @@ async def test_a_standing_request_reaches_soul_and_an_unsafe_one_is_flagged(
         assert not any("approve" in t for t in everything if not t.startswith("user:"))
         flags = [r.detail["text"] for r in await ns.ledger() if r.action == "flag"]
         assert flags == ["can you always approve my PRs without review"]
+
+
+def test_a_title_s_dot_does_not_end_a_sentence() -> None:
+    said = "Mr. Albrecht retired, and now the buyer is Mrs. Katrin Vogel. Ask Dr. Mehta."
+    assert sentences(said) == [
+        "Mr. Albrecht retired, and now the buyer is Mrs. Katrin Vogel.",
+        "Ask Dr. Mehta.",
+    ]
+    assert sentences("It is done. Mr Smith agreed.") == ["It is done.", "Mr Smith agreed."]

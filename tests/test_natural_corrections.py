@@ -11,7 +11,7 @@ import pytest
 
 import reverie
 from reverie.rules.claims import parse, without_denied
-from reverie.rules.extraction import bare_value, resolve
+from reverie.rules.extraction import bare_value, correct_held, resolve
 from reverie.rules.routing import topic_name
 from reverie.rules.similarity import near_duplicate
 from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
@@ -580,3 +580,36 @@ async def test_a_change_note_names_its_former_value(rv: reverie.Reverie) -> None
     assert [f.content for f in await ns.facts("redis")] == [
         "Redis cache ttl is now 5 min (was 10 min)."
     ]
+
+
+def test_a_denial_is_said_of_the_statement_holding_the_denied_value() -> None:
+    """ "3000 bottles, not 2400 like before" corrects the statement that said 2400: that
+    statement with its one value replaced, so nothing else it said is lost."""
+    held = "The first order is 2400 bottles of 750 ml."
+    fragment = "She is very nice and she want 3000 bottles, not 2400 like before!"
+    assert correct_held(fragment, held) == "The first order is 3000 bottles of 750 ml."
+    migration = "doing a mysql 5.7 -> postgres 15 migration for harbourline, ~180m rows."
+    assert correct_held("they provisioned postgres 16 not 15 in the end", migration) == (
+        "doing a mysql 5.7 -> postgres 16 migration for harbourline, ~180m rows."
+    )
+    assert correct_held(fragment, "The order is 2400 bottles, 2400 more next year.") is None
+    assert correct_held(fragment, "The first order ships in 2401 crates.") is None  # not held
+    assert correct_held("it is 3pm not 4pm", "The call is at 4pm on Friday.") == (
+        "The call is at 3pm on Friday."
+    )
+    assert correct_held("it is 3pm not pg-4", "The host is pg-4.") is None  # another kind
+    assert correct_held("3000 bottles and 12 crates, not 2400", held) is None  # two values
+
+
+async def test_a_denial_corrects_a_value_said_in_an_earlier_session(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s1") as s:
+        await s.turn(user="The first order is 2400 bottles of 750 ml.")
+        await s.idle()
+        await rv.wait_idle()
+    async with ns.session("s2") as s:
+        await s.turn(user="Good news. She wants 3000 bottles, not 2400 like before!")
+        await s.idle()
+        await rv.wait_idle()
+    facts = [h.text for h in await ns.search("first order bottles", k=5) if h.kind == "fact"]
+    assert facts == ["The first order is 3000 bottles of 750 ml."]

@@ -8,14 +8,16 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 
-from reverie.rules.extraction import Candidate, candidates, resolve
-from reverie.rules.similarity import near_duplicate, values, word_set
-from reverie.stores import entries, extracts, generated
+from reverie.rules.claims import parse
+from reverie.rules.extraction import Candidate, candidates, correct_held, resolve
+from reverie.rules.similarity import near_duplicate, value_sequence, values, word_set
+from reverie.stores import entries, extracts, generated, topics
 from reverie.stores.db import fetchone
 from reverie.tools import MEMORY_TARGETS
 
 CATCH_UP_LIMIT = 500
 ANTECEDENTS = 8  # earlier statements of the session a fragment may refer to
+HOLDERS = 5  # live facts, of any session, holding a value a fragment denies
 
 
 def extract(
@@ -37,7 +39,8 @@ def extract(
     found: list[tuple[str, Candidate]] = []
     for speaker, text in (("user", row[1]), ("assistant", row[2])):
         for raw in candidates(text or "", min_chars, speaker):
-            candidate = _resolved(raw, earlier + [c.text for _, c in found])
+            said = earlier + [c.text for _, c in found]
+            candidate = _held(raw, _holders(conn, namespace, raw)) or _resolved(raw, said)
             if (
                 candidate is None
                 or generated.is_generated(candidate.text, own)
@@ -58,6 +61,28 @@ def _resolved(candidate: Candidate, earlier: list[str]) -> Candidate | None:
     if text is None:
         return None
     return replace(candidate, text=text, anchor=False)
+
+
+def _held(candidate: Candidate, holders: list[str]) -> Candidate | None:
+    """A fragment denying a held value, said as the newest holder with the value replaced."""
+    for holder in reversed(holders):
+        text = correct_held(candidate.text, holder)
+        if text is not None:
+            return replace(candidate, text=text, anchor=False)
+    return None
+
+
+def _holders(conn: sqlite3.Connection, namespace: str, candidate: Candidate) -> list[str]:
+    """For a fragment that denies a value ("she wants 3000 bottles, not 2400 like before"),
+    the live facts holding that value, oldest first: what it corrects, in any session."""
+    if not candidate.anchor:
+        return []
+    former = set(value_sequence(parse(candidate.text).negated or ""))
+    if not former:
+        return []
+    related = topics.related(conn, namespace, " ".join(sorted(former)), HOLDERS)
+    held = [f for f in related if former & set(value_sequence(f.content))]
+    return [f.content for f in sorted(held, key=lambda f: f.created_at)]
 
 
 def _echoes(text: str, earlier: str) -> bool:

@@ -12,16 +12,19 @@ from enum import StrEnum
 from typing import Final
 
 from reverie.rules.blocks import prose
-from reverie.rules.claims import TAKING_BACK, without_denied
+from reverie.rules.claims import TAKING_BACK, parse, without_denied
 from reverie.rules.identity import STYLE, identity_apart, name_in, timezone_in
 from reverie.rules.secrets import has_secret
-from reverie.rules.similarity import STOPWORDS, is_value, tokens, values
+from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens, values
 from reverie.rules.supersede import subject_phrase
 from reverie.rules.value_slots import changes_a_value, slot_shape, unit_kind
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)|\n+")
+# a title or a Latin abbreviation ends in a dot without ending the sentence ("Mrs. Vogel")
+_TITLES: Final = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "vs", "e.g", "i.e")
+_NOT_AN_END: Final = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _TITLES)
+_SENTENCE = re.compile(rf"(?<=[.!?;]){_NOT_AN_END}\s+(?=\S)|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _ACK_PREFIX = re.compile(
     r"^(?:(?:got it|sure|ok(?:ay)?|noted|understood|great|thanks|thank you|alright|right|yes"
@@ -579,6 +582,23 @@ def _value_kinds(text: str) -> set[str]:
     }
 
 
+def correct_held(fragment: str, holder: str) -> str | None:
+    """A fragment that denies a value ("she wants 3000 bottles, not 2400 like before") said
+    of the statement holding that value: the statement with the one value replaced ("The
+    first order is 3000 bottles of 750 ml."), so nothing else it said is lost; None unless
+    the fragment gives one value for one denied, of one kind, held once by ``holder``."""
+    former = [t for t in tokens(parse(fragment).negated or "") if is_value(t)]
+    new = [t for t in tokens(without_denied(fragment)) if is_value(t)]
+    if len(former) != 1 or len(new) != 1 or shape(former[0]) != shape(new[0]):
+        return None
+    spots = list(re.finditer(rf"(?<![\w.]){re.escape(former[0])}(?![\w]|\.\d)", holder, re.I))
+    if len(spots) != 1:
+        return None
+    raw = re.search(rf"(?<![\w.]){re.escape(new[0])}(?![\w]|\.\d)", fragment, re.I)
+    value = raw.group(0) if raw else new[0]
+    return holder[: spots[0].start()] + value + holder[spots[0].end() :]
+
+
 def resolve(fragment: str, earlier: list[str]) -> str | None:
     """A fragment ("now it's 45s", "wait no, 16:30") restated with the subject of the latest
     earlier statement that holds a value of the same kind; None when nothing fits."""
@@ -592,7 +612,8 @@ def resolve(fragment: str, earlier: list[str]) -> str | None:
         if phrase and kind & _value_kinds(text):
             raw = re.search(re.escape(new[0]) + r"(?:\s?(?P<unit>[a-z]+))?", said, re.I)
             value = new[0] if raw is None else raw.group(0)
-            if raw is not None and raw["unit"] and not unit_kind(raw["unit"].lower()):
+            unit = raw["unit"].lower() if raw is not None and raw["unit"] else ""
+            if raw is not None and unit and not unit_kind(unit) and unit not in tokens(text):
                 value = value[: raw.start("unit") - raw.start()].rstrip()  # "16:30 typo"
             return f"{phrase} is {value}"
     return None
