@@ -13,7 +13,7 @@ import reverie
 from reverie.rules.claims import parse, without_denied
 from reverie.rules.extraction import bare_value, correct_held, resolve
 from reverie.rules.routing import topic_name
-from reverie.rules.similarity import near_duplicate
+from reverie.rules.similarity import near_duplicate, shape, tokens
 from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
 from reverie.rules.value_slots import differences, restates_all
 from reverie.stores import ledger, timeline
@@ -83,9 +83,22 @@ NATURAL = [
         "The grant report is due 30 September",
         "the grant report deadline was extended to 15 December",
     ),
+    # a unit written on the number is a measure of one kind, not an identifier
+    (
+        "Battery bank is 200Ah AGM total, fridge + plotter + autopilot.",
+        "Correction on batteries: I forgot I added a third 100Ah last spring, so it's 300Ah total.",
+    ),
+    # a decimal comma, and "the new <thing>:" saying that a value changed
+    (
+        "I offer to Nordkost 9,80 euro for bottle, ex works.",
+        "Vogel the new price: 10,50 euro for bottle, because the harvest is small this year.",
+    ),
 ]
 
 UNRELATED = [
+    # two measures of two kinds ("5mg", "10ml"), and a new thing that is not the old one
+    ("The syringe holds 5ml of saline", "The new tablet is 10mg, taken at night"),
+    ("We have 3 kids", "Our new puppy is 3 months old"),
     ("Caroline went to 2 concerts in May", "Caroline now has 3 kids"),
     ("Server web-1 listens on port 8001", "Server web-2 now listens on port 8002"),
     ("Server 1 is down", "Server 2 is down"),
@@ -613,3 +626,18 @@ async def test_a_denial_corrects_a_value_said_in_an_earlier_session(rv: reverie.
         await rv.wait_idle()
     facts = [h.text for h in await ns.search("first order bottles", k=5) if h.kind == "fact"]
     assert facts == ["The first order is 3000 bottles of 750 ml."]
+
+
+def test_amounts_and_decimal_commas_are_one_token_each() -> None:
+    assert tokens("budget £4,500, price 10,50 euro, 3,5 kg, 12,000,000.") == (
+        "budget",
+        "£4,500",
+        "price",
+        "10,50",
+        "euro",
+        "3,5",
+        "kg",
+        "12,000,000",
+    )
+    assert shape("300ah") == shape("5mg") == "measure"
+    assert shape("pg-03") == "name" and shape("28th") != "measure"

@@ -19,7 +19,12 @@ from typing import Final
 
 REINFORCE_MARK = re.compile(r"\s*⟦×\d+⟧\s*$")
 # a number with thousands separators or a currency sign is one value ("$5,000")
-_TOKEN = re.compile(r"[$€£¥]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|[$€£¥]?[/~#]?\w[\w./:@#%+~-]*")
+# an amount with thousands commas ("£4,500", even before a comma of the sentence), a
+# decimal comma ("10,50 euro"), or a word, host, path or version
+_TOKEN = re.compile(
+    r"[$€£¥]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w|,\d)|[$€£¥]?\d+,\d{1,2}(?!\w|,\d)"
+    r"|[$€£¥]?[/~#]?\w[\w./:@#%+~-]*"
+)
 _TRAILING = ".,:;!?-/"
 
 # The calendar's words: month names (and their abbreviations) and weekdays.
@@ -193,6 +198,8 @@ _SHAPES: Final = (
     ("money", re.compile(r"^[$€£¥][\d,.]+[kmb]?$|^[\d,.]+(?:usd|eur|gbp)$")),
     ("percent", re.compile(r"^\d+(?:\.\d+)?%$")),
     ("version", re.compile(r"^v?\d+\.\d+(?:\.\d+)*$")),
+    # "300ah", "5mg", "16gb": a unit written on the number (not an ordinal's "28th")
+    ("measure", re.compile(r"^\d+(?:[.,]\d+)?(?!st$|nd$|rd$|th$)[a-z]{2,3}$")),
     ("number", re.compile(r"^\d[\d,]*$|^\d+(?:\.\d+)?e-?\d+$")),
     ("name", re.compile(r"[/\\]|^[\w-]+\.[\w.-]+$")),
 )

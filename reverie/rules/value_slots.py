@@ -42,6 +42,7 @@ _CHANGE = re.compile(
     r"|switch|cut|push)"
     r"|from (?:[^\s,;.]+ ){1,4}to|set (?:[\w'./-]+ ){0,4}to"
     r"|(?:got|brought|cut|knocked) (?:[\w'-]+ ){0,3}?down to)\b"
+    r"|\b(?:the|our|my|a|their) new [\w-]+(?: [\w-]+)?(?::|\s+(?:is|are|will be)\b)"
     r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,4}to\s+\S*\d",
     re.I,
 )
@@ -98,11 +99,15 @@ def value_slots(
         )
         if i and words[i - 1] in MONTHS:
             unit = words[i - 1]  # "February 15" is a day of a month, not a count
+        elif suffix := _UNIT_SUFFIX.match(word):
+            unit = suffix[1]  # "300Ah total": the unit is written on the number
         after = words[i + 1] if i + 1 < len(words) else ""
         out.append((canonical(word, after), frozenset(near - _CHANGE_WORDS), unit))
     return tuple(out)
 
 
+# a unit written on its number ("300ah", "5mg", "30s"), not an ordinal's ending ("28th")
+_UNIT_SUFFIX = re.compile(r"[$€£¥]?\d[\d.,]*(?!st$|nd$|rd$|th$)([a-z]+)$")
 # words that follow a value without being its unit ("45 since", "90 after the change")
 _NOT_UNITS = frozenset(
     """since after before until because when while per via then now so but and or if as
@@ -286,7 +291,7 @@ def _same_slot(new: Slot, old: Slot, new_words: frozenset[str], need: int = 1) -
         return False
     if unit_kind(unit) is not None and unit_kind(unit) == unit_kind(old_unit):
         return True  # "10 minutes" and "5 min": one unit, spelled two ways
-    return not old_unit or not unit or old_unit in new_words or unit in around
+    return unit == old_unit or not old_unit or not unit or old_unit in new_words or unit in around
 
 
 def _same_claim(new_text: str, old_text: str) -> bool:
@@ -316,6 +321,8 @@ def slot_shape(value: str, unit: str) -> str:
         kind = "number"  # "99.5%" and "99.7", "3.11" and "3.12": decimals alike
     if kind == "number":
         return unit_kind(unit) or kind
+    if kind == "measure":
+        return f"{kind} {unit}"  # "300ah" and "200ah" are alike, "5mg" and "10ml" are not
     return kind
 
 
