@@ -292,6 +292,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_review.py::test_curator_safety_model_dry_run_apply_and_restore",),
     ),
     Mutant(
+        "lint-asks-once",
+        "reverie/actors/linter.py",
+        "unclear = [p for p in scan.unclear if _pair_key(p) not in set(asked)]",
+        "unclear = list(scan.unclear)",
+        "the weekly lint asks the model again about pairs it already judged",
+        ("tests/test_review.py::test_a_pair_the_model_judged_is_not_asked_again",),
+    ),
+    Mutant(
         "learned-per-turn",
         "reverie/stores/search.py",
         "_PER_TURN = 2",

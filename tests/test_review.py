@@ -636,3 +636,29 @@ async def test_a_write_that_lands_during_a_pass_keeps_the_namespace_unquiet(
     again = await rv.namespace("a").review(force=True)
     assert again["ran"], again.get("reason")
     assert again.get("reason") != NOTHING_NEW
+
+
+async def test_a_pair_the_model_judged_is_not_asked_again(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Facts never change (a change is a new fact), so a verdict on a pair holds: the
+    weekly lint asks the model about a pair once, not every week."""
+    model = LintDefers()
+    model.lint_calls = 1  # answers from the first question on
+    entry = {"action": "add", "target": "memory"}
+    async with reverie.open(tmp_path / "h", clock=clock, model=model) as rv:
+        async with rv.namespace("a").session("s") as s:
+            await s.call_tool(
+                "memory", {**entry, "content": "Staging uses feature flags for billing"}
+            )
+        await save(rv, "staging", "Staging does not use feature flags for billing")
+        for _ in range(3):
+            lint = review_stage(await rv.review(), "linter")
+            assert lint["status"] == "ran" and lint["unclear"] == 1
+            clock.advance(timedelta(days=8))
+        assert model.lint_calls == 1 + 1
+        async with rv.namespace("a").session("s2") as s:
+            await s.call_tool("memory", {**entry, "content": "Prod uses feature flags for billing"})
+        await save(rv, "prod", "Prod does not use feature flags for billing")
+        assert review_stage(await rv.review(), "linter")["unclear"] == 2
+    assert model.lint_calls == 1 + 2  # the first pair once, then the new one alone

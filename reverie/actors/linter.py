@@ -31,6 +31,7 @@ from reverie.stores import entries, review_state, topics
 from reverie.stores.records import Fact
 
 SEEN = "lint:seen"
+ASKED = "lint:asked"  # pairs the model judged: a fact never changes, so neither does its verdict
 MAX_SEEN = 4000
 MAX_PAIRS = 20
 RELATED = 50  # the best BM25 matches an entry is compared with, besides exact key matches
@@ -70,6 +71,8 @@ class Scan:
     """The keys of the conflicts already recorded, read in the scan's snapshot."""
     deadline: float = 0.0
     """When the breaker ends the round (monotonic), set as the scan began."""
+    asked: list[str] | None = None
+    """The keys of the unclear pairs the model already judged, read in the same snapshot."""
 
 
 class Linter(Stage):
@@ -93,7 +96,8 @@ class Linter(Stage):
         scan: Scan = await self.looked()
         deadline = scan.deadline
         found.extend(scan.conflicts)
-        unclear = scan.unclear
+        asked = list(scan.asked or [])
+        unclear = [p for p in scan.unclear if _pair_key(p) not in set(asked)]
         tripped = scan.tripped
         if unclear and not tripped:
             with anyio.move_on_after(max(0.0, deadline - time.monotonic())) as breaker:
@@ -102,6 +106,7 @@ class Linter(Stage):
                     deferred = verdicts
                 else:
                     found.extend(verdicts)
+                    asked += [_pair_key(p) for p in unclear[:MAX_PAIRS]]
             tripped = breaker.cancelled_caught
         seen = list(scan.seen or [])
         known = set(seen)
@@ -123,11 +128,12 @@ class Linter(Stage):
             }
             for c in new
         ]
-        details = LinterDetails(len(found), len(new), len(unclear), tripped, deferred)
+        details = LinterDetails(len(found), len(new), len(scan.unclear), tripped, deferred)
         detail = details.detail()
 
         def finish(conn: sqlite3.Connection) -> None:
             review_state.put(conn, self.namespace, SEEN, seen[-MAX_SEEN:], now)
+            review_state.put(conn, self.namespace, ASKED, asked[-MAX_SEEN:], now)
             if tripped or deferred:
                 self.audit(conn, "round", "RETRY", None, detail)
             else:
@@ -157,6 +163,7 @@ class Linter(Stage):
         deadline = time.monotonic() + self.cfg.breaker_s
         scan = self._scan(conn, deadline)
         scan.seen = list(review_state.get(conn, self.namespace, SEEN, []))
+        scan.asked = list(review_state.get(conn, self.namespace, ASKED, []))
         scan.deadline = deadline
         return scan
 
@@ -230,6 +237,11 @@ class Linter(Stage):
                         )
                     elif near_duplicate(a.content, b.content, 0.8) is None:
                         unclear.append(("cross_topic", ia, ib))
+
+
+def _pair_key(pair: tuple[str, Item, Item]) -> str:
+    kind, a, b = pair
+    return Conflict(kind, a, b, "").key
 
 
 def _versus_facts(
