@@ -33,6 +33,9 @@ PASTES = [
     "day,shift,cooler_f,freezer_f,initials\n05/01,08:00,36,-2,AB\n05/02,16:30,37,-1,CD",
     # a schema laid out in aligned columns (an unseen set stored its last line)
     "alarm_events\n  id            bigint identity\n  event_state   tinyint   -- 0 active, 1 clear",
+    # a long row of a fault-code table: many columns, however many words
+    "MID 128  PID 100  FMI 1   Oil pressure low            active    count 3\n"
+    "MID 128  SID 21   FMI 2   Engine speed sensor         inactive  count 7",
 ]
 
 

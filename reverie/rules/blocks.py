@@ -94,7 +94,8 @@ def is_code_line(line: str) -> bool:
         return True
     if _JSONISH.match(line) or _columns(stripped) or _DELIMITED.match(stripped):
         return True
-    if _ALIGNED.search(stripped) and len(stripped.split()) < 12:
+    gaps = len(_ALIGNED.findall(stripped))
+    if gaps >= 2 or (gaps and len(stripped.split()) < 12):
         return True  # "event_state   tinyint   -- 0 active": fields aligned in columns
     if _LATEX.search(line) or _PROMPT.match(line):
         return True

@@ -259,11 +259,20 @@ _RULES: Final = (
         + _SAID_AS
         + r"(?P<v>[#*]?\d[\d#*]{2,}[#*]?)(?!\w|\.\d)",
     ),
+    _rule(  # a code named after its lock: "the key box at the sacristy door, code 3091"
+        "access-code",
+        RANK_SHAPE,
+        "code",
+        r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage"
+        r"|locker)\b)(?:[\s,]+[\w'-]+){0,6}?(?:\s*[,;:(]\s*|\s+(?i:with|using)\s+(?i:the\s+)?)"
+        r"(?i:code)\s*(?i:is|=|:)?\s*"
+        r"(?P<v>[#*]?\d{3,8}[#*]?)(?![\w:/-]|[.,]\d)",
+    ),
     _rule(  # a code said as what the lock is: "the lockbox on the side door is 4471"
         "access-code",
         RANK_SHAPE,
-        "lockbox keypad padlock alarm gate door safe garage locker",
-        r"(?i:\b(?:lockbox|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker)\b)"
+        "lockbox box keypad padlock alarm gate door safe garage locker",
+        r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker)\b)"
         r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
