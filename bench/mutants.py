@@ -292,6 +292,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_review.py::test_curator_safety_model_dry_run_apply_and_restore",),
     ),
     Mutant(
+        "one-value-each-majority",
+        "reverie/rules/value_slots.py",
+        "if len(words & whole) <= RESTATED_SHARE * min(len(words), len(whole)):",
+        "if len(words & whole) < RESTATED_SHARE * min(len(words), len(whole)):",
+        "two statements of one value each sharing only half their words count as one thing",
+        (
+            "tests/test_natural_corrections.py::test_other_facts_and_narrative_do_not_supersede",
+        ),
+    ),
+    Mutant(
         "lint-asks-once",
         "reverie/actors/linter.py",
         "unclear = [p for p in scan.unclear if _pair_key(p) not in set(asked)]",

@@ -13,7 +13,7 @@ import reverie
 from reverie.rules.claims import parse, without_denied
 from reverie.rules.extraction import bare_value, correct_held, resolve
 from reverie.rules.routing import topic_name
-from reverie.rules.similarity import near_duplicate, shape, tokens
+from reverie.rules.similarity import near_duplicate, shape, stem, tokens
 from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
 from reverie.rules.value_slots import differences, restates_all
 from reverie.stores import ledger, timeline
@@ -88,6 +88,29 @@ NATURAL = [
         "Battery bank is 200Ah AGM total, fridge + plotter + autopilot.",
         "Correction on batteries: I forgot I added a third 100Ah last spring, so it's 300Ah total.",
     ),
+    # one value on each side: the whole of each says what it is of (the board's vote)
+    (
+        "The board votes on the contract on October 28.",
+        "The board vote has been moved to November 4 to allow time for legal review",
+    ),
+    # a value taken back by name, and an amount "put up to" a new one
+    (
+        "also from january im putting the rate up to £55.",
+        "also scratch the £55 thing, the commissioners said no, so going £52 from jan.",
+    ),
+    (
+        "so my flat white is $5.50 at the markets, beans from Wildgrain.",
+        "i put flat whites up to $6.00 at the markets 😬 no one noticed lol",
+    ),
+    # a denied amount with its thousands comma, and a denied version after an article
+    (
+        "We apply at the foundation for €60,000, the rest comes from donations.",
+        "So we get €45,000, not the €60,000.",
+    ),
+    (
+        "got a perkins 4.108 in a 32ft ketch blowing blue smoke under load.",
+        "checked the number by the fuel pump, its a 4.107 not a 4.108, someone swapped it",
+    ),
     # a decimal comma, and "the new <thing>:" saying that a value changed
     (
         "I offer to Nordkost 9,80 euro for bottle, ex works.",
@@ -96,6 +119,13 @@ NATURAL = [
 ]
 
 UNRELATED = [
+    # one value each, a few words shared, but not most: a deadline is no start date (BEAM)
+    (
+        "I'm kinda stressed about this senior producer role application, and I just found"
+        " out the deadline was extended to May 20",
+        "I'm feeling overwhelmed with my new senior producer role starting July 1 and I'm"
+        " trying to adjust to the new responsibilities",
+    ),
     # two measures of two kinds ("5mg", "10ml"), and a new thing that is not the old one
     ("The syringe holds 5ml of saline", "The new tablet is 10mg, taken at night"),
     ("We have 3 kids", "Our new puppy is 3 months old"),
@@ -641,3 +671,8 @@ def test_amounts_and_decimal_commas_are_one_token_each() -> None:
     )
     assert shape("300ah") == shape("5mg") == "measure"
     assert shape("pg-03") == "name" and shape("28th") != "measure"
+
+
+def test_the_light_stemmer_strips_es_only_after_a_sibilant() -> None:
+    assert stem("votes") == stem("vote") == "vote"
+    assert stem("prices") == "price" and stem("boxes") == "box" and stem("matches") == "match"

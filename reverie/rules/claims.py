@@ -30,8 +30,9 @@ LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
 # (at the end, or as a clause of its own: "I ordered 1500 jars, not 1200, I looked …"); and
 # a value right after another ("meant 3pm not 4pm")
 _NOT_X = re.compile(
-    r"(?:[,;]\s*(?:and\s+)?|\s+and\s+)not\s+(?P<old>[^,;.]+?)\s*(?:[.!]?\s*$|,\s+(?=\w))"
-    r"|(?<=\d)(?P<unit>\s?[a-z%]{1,8})?\s+not\s+(?P<old2>\S*\d[\w:.%/-]*)",
+    r"(?:[,;]\s*(?:and\s+)?|\s+and\s+)not\s+(?P<old>(?:[^,;.]|[,.](?=\d))+?)"
+    r"\s*(?:[.!]?\s*$|,\s+(?=\w))"
+    r"|(?<=\d)(?P<unit>\s?[a-z%]{1,8})?\s+not\s+(?:(?:a|an|the)\s+)?(?P<old2>\S*\d[\w:.%/-]*)",
     re.I,
 )
 
@@ -52,6 +53,12 @@ def _cut(text: str, found: re.Match[str]) -> str:
 
 
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
+# "scratch the £55 thing, …": a value taken back by name
+_SCRATCH = re.compile(
+    r"\b(?:scratch|forget(?:\s+about)?|disregard)\s+(?:the\s+|that\s+|my\s+)?"
+    r"(?P<old>[$€£¥#]?\d[\w.,:%/-]*?)(?=[\s,;.!]|$)(?:\s+(?:thing|one|figure|number|idea))?",
+    re.I,
+)
 # "now 45s (was 30s)": the former value in brackets, as change notes write it
 _WAS = re.compile(r"\s*\((?:was|previously|formerly|from)\s+(?P<old>[^()]{1,60})\)", re.I)
 # "moved from okta to entra id": the old value is named, the relation is "moved to"
@@ -148,7 +155,7 @@ def parse(text: str) -> Claim:
     """Split a fact into subject, value, skeleton and any explicitly negated old value."""
     body = _unlabelled(CORRECTION_PREFIX.sub("", text, count=1))
     negated = None
-    for pattern in (_NOT_X, _INSTEAD_OF, _WAS):
+    for pattern in (_NOT_X, _INSTEAD_OF, _WAS, _SCRATCH):
         found = pattern.search(body)
         if found:
             negated = (found.group("old") or found.group("old2")).strip().rstrip(".!")

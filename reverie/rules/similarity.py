@@ -79,11 +79,16 @@ def normalise(text: str) -> str:
     return " ".join(tokens(text))
 
 
+_SIBILANTS: Final = ("s", "x", "z", "ch", "sh")
+
+
 def stem(word: str) -> str:
     """A deliberately light suffix stripper: enough to equate 'deploys' and 'deploy'."""
     if is_value(word) or len(word) <= 4:
         return word
     for suffix in ("ing", "ies", "ed", "es", "s"):
+        if suffix == "es" and not word[:-2].endswith(_SIBILANTS):
+            continue  # "votes" is "vote" + s, "boxes" is "box" + es
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
     return word

@@ -41,7 +41,8 @@ _CHANGE = re.compile(
     r"|(?:to|will) (?:reduce|increase|decrease|raise|lower|bump|extend|shift|move|change"
     r"|switch|cut|push)"
     r"|from (?:[^\s,;.]+ ){1,4}to|set (?:[\w'./-]+ ){0,4}to"
-    r"|(?:got|brought|cut|knocked) (?:[\w'-]+ ){0,3}?down to)\b"
+    r"|(?:got|brought|cut|knocked) (?:[\w'-]+ ){0,3}?down to"
+    r"|(?:put|putting|puts|pushed|pushing|jacked|knocked) (?:[\w'-]+ ){0,4}?(?:up|down) to)\b"
     r"|\b(?:the|our|my|a|their) new [\w-]+(?: [\w-]+)?(?::|\s+(?:is|are|will be)\b)"
     r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,4}to\s+\S*\d",
     re.I,
@@ -164,7 +165,17 @@ def changes_value(new_text: str, old_text: str) -> bool:
     if len(fresh) == 1:  # one new value: the whole statement says what it is a value of,
         fresh = [(fresh[0][0], fresh[0][1] | words, fresh[0][2])]
         need = 2 if len(words) > _LONG else 1  # a long one shares two words with it
-    return any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots)
+    if any(_same_slot(slot, old, words, need) for slot in fresh for old in old_slots):
+        return True
+    if len(old_slots) != 1 or len(fresh) != 1:
+        return False
+    # one value on each side: each whole statement says what its value is of ("The board
+    # votes on the contract on October 28" / "The board vote has been moved to November 4"),
+    # when the two say mostly the same (two words, and more than half the shorter one, agree)
+    (value, near, unit), whole = old_slots[0], words_of(old_text)
+    if len(words & whole) <= RESTATED_SHARE * min(len(words), len(whole)):
+        return False
+    return _same_slot(fresh[0], (value, near | whole, unit), words, max(need, 2))
 
 
 _BY_AMOUNT = re.compile(

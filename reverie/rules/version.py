@@ -15,4 +15,4 @@ RULES_VERSION: Final = 9  # 2: chat-form extraction, value slots, labels, canoni
 # 6: "30 minutes not 20 min" (a unit word between) names the former value;
 # 7: a copula's own words ("is set to", "changed to") are not part of a skeleton;
 # 8: "(was X)" names the former value; 9: "£4,500," is one amount, "10,50" a decimal comma,
-# "300Ah" a measure (its unit written on it), not an identifier
+# "300Ah" a measure (its unit written on it), not an identifier; "votes" stems to "vote"
