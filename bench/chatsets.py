@@ -34,8 +34,9 @@ review run. Then the store is measured:
 - ``model_calls_per_1000_turns`` from ``rv.model_calls()`` (the ledger's model_call rows);
 - ``tool_errors``: the conversation's own explicit tool calls answered ERROR (listed).
 
-``python -m bench.chatsets DIR [--json] [--seed N] [--show-stored]``; ``--seed`` shifts each
-session's hour of day (0-3 h) reproducibly; ``--show-stored`` lists every live item. A file
+``python -m bench.chatsets DIR [--json] [--seed N] [--show-stored] [--embed]``; ``--seed``
+shifts each session's hour of day (0-3 h) reproducibly; ``--show-stored`` lists every live
+item; ``--embed`` runs with the packaged embedding seam on (the ``[embed]`` extra). A file
 that fails prints its error; the run goes on.
 """
 
@@ -87,6 +88,9 @@ class Result:
 # --- driving a conversation -------------------------------------------------------------
 
 
+CONFIG: list[reverie.Config | None] = [None]  # the run's settings (``--embed``)
+
+
 async def drive(conv: dict[str, Any], home: Path, rng: random.Random) -> tuple[int, int, list[str]]:
     """Run every session of ``conv`` through the public API; return (turns, model calls,
     the errors of the conversation's own tool calls)."""
@@ -94,7 +98,7 @@ async def drive(conv: dict[str, Any], home: Path, rng: random.Random) -> tuple[i
     clock = reverie.ManualClock(start)
     turns = 0
     errors: list[str] = []
-    async with reverie.open(home, clock=clock) as rv:
+    async with reverie.open(home, clock=clock, config=CONFIG[0]) as rv:
         ns = rv.namespace(conv["namespace"])
         for session in conv["sessions"]:
             target = start + timedelta(days=session["day"], minutes=rng.randint(0, 180))
@@ -266,7 +270,7 @@ async def measure(conv: dict[str, Any], home: Path, items: list[Item]) -> dict[s
     facts = conv["facts"]
     updated = [f for f in facts if f.get("stale")]
     recall = recall_ep = stale_first = 0
-    async with reverie.open(home) as rv:
+    async with reverie.open(home, config=CONFIG[0]) as rv:
         ns = rv.namespace(conv["namespace"])
         for fact in facts:
             stored, anyhit = await search_texts(ns, fact["query"])
@@ -450,7 +454,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--seed", type=int, default=0, help="session-hour jitter seed")
     parser.add_argument("--show-stored", action="store_true", help="list every live item")
+    parser.add_argument(
+        "--embed", action="store_true", help="with the packaged embedding seam on ([embed] extra)"
+    )
     args = parser.parse_args()
+    if args.embed:
+        CONFIG[0] = reverie.Config().with_section("embedder", enabled=True)
     results = anyio.run(run, args.directory, args.seed)
     total = overall(results)
     if args.json:
