@@ -462,6 +462,26 @@ def test_where_the_user_lives_is_about_the_user() -> None:
     )
 
 
+def test_what_the_user_does_is_about_the_user() -> None:
+    """A self-description of work and where ("i run a small boatyard in falmouth") goes to
+    USER.md; what the speaker is doing or feeling just now stays out of it."""
+    for text in (
+        "i run a small boatyard in falmouth, mostly engine work + a bit of glassfibre.",
+        "I am Vice President of Operations at Prairie Lantern Credit Union in Des Moines.",
+        "I'm a nurse at St James",
+        "I teach grade four in Dartmouth",
+    ):
+        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        assert (routed.home, routed.reason) == (Home.USER, "what the user does"), text
+    for text in (
+        "I'm trying to figure out the timeline for the launch",
+        "I'm a bit worried about the budget for the trip",
+        "I'm looking at options for the van",
+    ):
+        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        assert routed.home is not Home.USER, text
+
+
 @pytest.mark.parametrize(
     ("text", "name"),
     [

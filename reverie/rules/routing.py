@@ -51,6 +51,14 @@ _RESIDENCE = re.compile(
     r"^(?:(?i:so|ok|and|but|also|btw)\W+)*(?i:i|i'm|im|i am|we|we're|we are|my|our)\b"
     r".*\b(?i:based (?:in|out of)|living in|live in|located in|here in|moved to)\s+[A-Z][\w'-]+"
 )
+# what the user does, and where: "i run a small boatyard in falmouth", "I am Vice President
+# of Operations at Prairie Lantern Credit Union", "I teach physics at Westbrook High"
+_OCCUPATION = re.compile(
+    r"^(?:(?i:so|ok|and|but|also|btw|hi|hello|well)\W+)*"
+    r"(?:(?i:i|we)\s+(?i:run|own|manage|work|teach|lead|coach|chair|founded|started)\b"
+    r"|(?i:i'm|im|i am)\s+(?:(?i:a|an|the)\s+(?!(?i:bit|little|lot|tad)\b)|[A-Z]))"
+    r"[^.?!]{0,80}?\s(?i:at|for|in|of)\s+(?:(?i:a|an|the|our|my)\s+)?\S"
+)
 # something given its name: "a corgi named Biscuit", "the robot, called Bolt"
 _NAMED = re.compile(
     r"\b(?i:named|called|nicknamed)\s+[\"'“]?[A-Z][\w'-]+"
@@ -187,6 +195,8 @@ def route(
             return Route(Home.TOPIC, text, topic=topic, reason="a switch to a named value")
     if speaker == "user" and _RESIDENCE.search(text):
         return Route(Home.USER, text, reason="where the user lives")
+    if speaker == "user" and _OCCUPATION.search(text):
+        return Route(Home.USER, text, reason="what the user does")
     if _MOMENT.match(text):
         return Route(Home.SKIP, text, reason="the speaker's situation of the moment")
     if weight(tag) is Weight.HIGH:  # a correction, error, decision, completion or insight
