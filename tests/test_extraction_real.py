@@ -10,7 +10,7 @@ import pytest
 
 import reverie
 from reverie.rules.blocks import is_code_line, prose
-from reverie.rules.extraction import Tag, Weight, candidates, resolve, sentences
+from reverie.rules.extraction import Tag, Weight, candidates, is_hedged, resolve, sentences
 from reverie.rules.identity import name_in, timezone_in
 from reverie.rules.routing import FUNCTION_WORDS, Home, route, topic_name
 from reverie.rules.secrets import has_secret
@@ -645,3 +645,12 @@ def test_a_title_s_dot_does_not_end_a_sentence() -> None:
         "Ask Dr. Mehta.",
     ]
     assert sentences("It is done. Mr Smith agreed.") == ["It is done.", "Mr Smith agreed."]
+
+
+def test_a_figure_rounded_for_the_telling_is_no_guess() -> None:
+    """ "roughly $610 million" gives a figure; "roughly 40" or "roughly 21 min" guesses."""
+    assert not is_hedged("We hold roughly $610 million in assets and 38,400 members.")
+    assert not is_hedged("The hall seats roughly 1,250 people.")
+    for guess in ("it takes roughly 40 minutes", "roughly 2000 for the van", "roughly 21 min"):
+        assert is_hedged(guess), guess
+    assert is_hedged("roughly 38,400 members, I think")  # a hedge of its own

@@ -155,7 +155,18 @@ def is_hedged(sentence: str) -> bool:
     lowered = sentence.lower().strip()
     if lowered.endswith("?") or _QUESTION_START.match(lowered):
         return True
-    return _HEDGE.search(lowered) is not None
+    return _HEDGE.search(_ROUNDED.sub(_rounding, lowered)) is not None
+
+
+# "roughly $610 million", "roughly 38,400 members": a figure of three digits or more, two of
+# them significant, rounded for the telling — not a guess, as "roughly 40", "roughly 21 min"
+# or "roughly 2000" may be
+_ROUNDED: Final = re.compile(r"\broughly\s+(?P<n>[$€£¥]?\d[\d,.]*)")
+
+
+def _rounding(found: re.Match[str]) -> str:
+    digits = re.sub(r"\D", "", found["n"]).lstrip("0")
+    return found["n"] if len(digits) >= 3 and len(digits.rstrip("0")) >= 2 else found[0]
 
 
 def tag(sentence: str) -> Tag:
