@@ -428,6 +428,8 @@ def test_people_channels_and_named_values_are_routed_to_topics() -> None:
         # a switch to a named thing, and a thing given its name: values without digits
         "we switched to SumUp this week.",
         "going with Ciclomundo from now on, their tube prices are better",
+        'We\'ve settled on "The Long Shore" for the title of the book.',
+        "supply issue at the wholesaler so i'm on Califia now, no complaints yet",
         "we have a corgi named Biscuit, he's a menace.",
         "first i have to get onto tidepool (our lab server) and the login keeps hanging.",
     ):
@@ -439,6 +441,8 @@ def test_people_channels_and_named_values_are_routed_to_topics() -> None:
         "I replaced the old router with a new one",
         "we are sticking with the plan",
         "I saw it (the movie) last week",
+        "we picked the blue one in the end",
+        "I'm on it, will report back",
     ):
         routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
         assert routed.home is Home.SKIP, (text, routed)

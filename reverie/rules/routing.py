@@ -71,7 +71,9 @@ _NAMED = re.compile(
 _SWITCH = re.compile(
     r"\b(?:(?i:switch|mov|migrat|chang|upgrad|downgrad|transferr?|port)\w*\s+(?:[\w'-]+\s+){0,4}?"
     r"(?i:to|onto)|(?i:go|going|went|stick|sticking|settled?)\s+with|(?i:replac|swapp?)\w*\s+"
-    r"(?:[\w'-]+\s+){0,4}?(?i:with|for|by)|(?i:dropp?|ditch)\w*\s+(?:[\w'-]+\s+){0,4}?for)"
+    r"(?:[\w'-]+\s+){0,4}?(?i:with|for|by)|(?i:dropp?|ditch)\w*\s+(?:[\w'-]+\s+){0,4}?for"
+    r"|(?i:settled|decided|landed|agreed)\s+on|(?i:went|going|opted|opting)\s+for"
+    r"|(?i:chose|picked|booked|hired)|(?i:i'm|im|i am|we're|we are)\s+(?i:on|using))"
     r"\s+(?:(?i:the)\s+)?[\"'“]?(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)"
 )
 _WORKFLOW = re.compile(
