@@ -658,3 +658,23 @@ def test_a_figure_rounded_for_the_telling_is_no_guess() -> None:
     for guess in ("it takes roughly 40 minutes", "roughly 2000 for the van", "roughly 21 min"):
         assert is_hedged(guess), guess
     assert is_hedged("roughly 38,400 members, I think")  # a hedge of its own
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("pump shop in truro quoted £380 for a rebuild, is that about right", None),
+        (
+            "insurance renewal came thru, $1,840 for the year public liability + van 😩 is that"
+            " normal??",
+            "insurance renewal came thru, $1,840 for the year public liability + van 😩",
+        ),
+        ("the deadline is May 3, is it ok if I send it late", "the deadline is May 3"),
+    ],
+)
+def test_a_question_asked_in_passing_is_cut_off(text: str, kept: str | None) -> None:
+    """A question after a statement, with or without its mark ("…, is that about right"),
+    is not part of what the statement says."""
+    [found] = candidates(text, 20)
+    assert found.text == (kept or text.split(", is that")[0])
+    assert "is that" not in found.text and "is it" not in found.text

@@ -219,6 +219,11 @@ def declarative(sentence: str) -> str | None:
     kept: list[str] = []
     for clause in _CLAUSE.split(sentence):
         lowered = clause.lower().strip()
+        asked = _ASKED.search(clause) if "?" in clause else None
+        head = clause[: asked.start()].strip() if asked else ""
+        if head and not _QUESTION_START.match(head.lower()) and len(head.split()) > 1:
+            kept.append(head)  # "$1,840 for the year 😩 is that normal??"
+            break
         if "?" in clause or _REQUEST.match(lowered):
             break
         if _QUESTION_START.match(lowered) and not (kept and _RELATIVE.match(lowered)):
@@ -281,7 +286,17 @@ def _before_request(sentence: str) -> str | None:
         rest = sentence[found.end() :]
         if _REQUEST.match(rest) and not (STYLE.search(rest) or _STANDING.search(rest)):
             return _statement(sentence[: found.start()])
+        if (asked := _ASKED.search(rest)) and asked.start() == 0:
+            return _statement(sentence[: found.start()])  # "…, is that about right"
     return sentence
+
+
+# a question asked in passing, with or without its mark: "is that about right", "does that
+# leave gaps": a verb before its pronoun subject, after a statement
+_ASKED: Final = re.compile(
+    r"(?<![\w'])(?i:is|are|does|do|did|should|shall|can|could|would|will|am|was|were)\s+"
+    r"(?i:that|this|it|i|we|you|they|there|he|she)\b(?!['\u2019])"
+)
 
 
 # a request that holds from now on, not for the task at hand
