@@ -297,8 +297,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "if len(words & whole) <= RESTATED_SHARE * min(len(words), len(whole)):",
         "if len(words & whole) < RESTATED_SHARE * min(len(words), len(whole)):",
         "two statements of one value each sharing only half their words count as one thing",
+        ("tests/test_natural_corrections.py::test_other_facts_and_narrative_do_not_supersede",),
+    ),
+    Mutant(
+        "asked-shared-word",
+        "reverie/rules/value_slots.py",
+        "ASKED_SHARED = 1",
+        "ASKED_SHARED = 0",
+        "a newer change ranks above an older value though the question names nothing both say",
         (
-            "tests/test_natural_corrections.py::test_other_facts_and_narrative_do_not_supersede",
+            "tests/test_natural_corrections.py::test_the_question_names_what_two_values_are_of",
+            "tests/test_natural_corrections.py::test_two_answers_need_a_word_of_the_question_in_each",
         ),
     ),
     Mutant(

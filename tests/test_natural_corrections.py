@@ -15,7 +15,7 @@ from reverie.rules.extraction import bare_value, correct_held, resolve
 from reverie.rules.routing import topic_name
 from reverie.rules.similarity import near_duplicate, shape, stem, tokens
 from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
-from reverie.rules.value_slots import differences, restates_all
+from reverie.rules.value_slots import changes_asked, differences, restates_all
 from reverie.stores import ledger, timeline
 from reverie.stores.records import LedgerRecord
 from tests.conftest import ok
@@ -676,3 +676,30 @@ def test_amounts_and_decimal_commas_are_one_token_each() -> None:
 def test_the_light_stemmer_strips_es_only_after_a_sibilant() -> None:
     assert stem("votes") == stem("vote") == "vote"
     assert stem("prices") == "price" and stem("boxes") == "box" and stem("matches") == "match"
+
+
+async def test_the_question_names_what_two_values_are_of(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
+    """BEAM: "mentoring those 5 women" and "the number of mentees … has increased to 7"
+    share no word of their own beside the values; the question ("… as mentees in my
+    portfolio …") names what both are about, so the newer change ranks first."""
+    ns = rv.namespace("a")
+    old = "I feel proud of mentoring those 5 women in Caribbean media, highlighted in my portfolio"
+    new = "I'm updating my portfolio and the number of mentees I've worked with has increased to 7"
+    async with ns.session("s") as s:
+        ok(await s.call_tool("topic", {"action": "save", "topic": "career", "content": old}), "ADD")
+        clock.advance(timedelta(days=30))
+        ok(await s.call_tool("topic", {"action": "save", "topic": "career", "content": new}), "ADD")
+    asked = "How many women have I highlighted as mentees in my portfolio in Caribbean media?"
+    assert [h.text for h in await ns.search(asked, k=5)][:2] == [new, old]
+    # the same two, asked about nothing both say: the better match stays first
+    assert [h.text for h in await ns.search("women in Caribbean media", k=5)][0] == old
+
+
+def test_two_answers_need_a_word_of_the_question_in_each() -> None:
+    old = "I feel proud of mentoring those 5 women in Caribbean media, highlighted in my portfolio"
+    new = "I'm updating my portfolio and the number of mentees I've worked with has increased to 7"
+    assert changes_asked(new, old, frozenset({"portfolio", "women"}))
+    assert not changes_asked(new, old, frozenset({"women", "caribbean"}))  # not in the new one
+    assert not changes_asked(old, new, frozenset({"portfolio"}))  # no change said

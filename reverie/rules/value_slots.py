@@ -461,3 +461,25 @@ def restates_all(new_text: str, old_text: str) -> bool:
 def _sibling(new: str, old: str) -> bool:
     """Two identifiers that differ only in their digits: members of one series."""
     return shape(new) == "name" and re.sub(r"\d+", "#", new) == re.sub(r"\d+", "#", old)
+
+
+ASKED_SHARED = 1
+
+
+def changes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
+    """Two answers to one question, the newer saying its value changed ("the number of
+    mentees … has increased to 7" after "mentoring those 5 women …", asked "how many women
+    have I highlighted as mentees …?"): the question names the thing both are about — a
+    word of it in each, the same — where their own words may not; the new value is of a
+    kind the old text holds. Orders search hits only; never supersedes."""
+    if not changes_a_value(new_text):
+        return False
+    about = words_of(new_text) & words_of(old_text) & asked
+    if len(about) < ASKED_SHARED:
+        return False
+    old_slots = asserted(old_text)
+    old_kinds = {slot_shape(v, u) for v, _, u in old_slots}
+    old_values = {v for v, _, _ in old_slots}
+    return any(
+        slot_shape(v, u) in old_kinds and v not in old_values for v, _, u in asserted(new_text)
+    )

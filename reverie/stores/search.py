@@ -19,6 +19,7 @@ from reverie.config import RankingConfig
 from reverie.embedding.similar import top
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
 from reverie.rules.supersede import changes_value, competes, supersedes
+from reverie.rules.value_slots import changes_asked, words_of
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import SearchHit, SearchResults
@@ -146,7 +147,7 @@ def search(
     ranked = _with_what_was_learned(conn, namespace, ranked)
     ordered = _sources_after(_freshen(ranked, now, ranking))
     if ranking.same_subject_newer_first:  # last: a fact moved up before its turn still goes
-        _corrections_first(ordered, k)  # behind the newer value said later (its correction)
+        _corrections_first(ordered, k, words_of(query))  # behind the newer value said later
     hits = [r.hit for r in ordered[:k]]
     if include_superseded:
         return SearchResults(hits, 0)
@@ -241,7 +242,7 @@ def _freshen(
     return boosted
 
 
-def _corrections_first(ranked: list[_Ranked], k: int) -> None:
+def _corrections_first(ranked: list[_Ranked], k: int, asked: frozenset[str]) -> None:
     """A live fact or entry that gives another's thing a newer value takes the better place
     of the two: a correction the supersede rule could not act on (across topics, or a
     change of one value of many), or a new value said with no word of change. Only the
@@ -256,7 +257,7 @@ def _corrections_first(ranked: list[_Ranked], k: int) -> None:
             above, below = ranked[i], ranked[j]
             if (below.hit.written_at or "", below.rid) <= (above.hit.written_at or "", above.rid):
                 continue  # one flush writes in the order things were said: rowids break ties
-            if _newer_value(below.hit.text, above.hit.text):
+            if _newer_value(below.hit.text, above.hit.text, asked):
                 ranked[i] = replace(below, hit=replace(below.hit, score=above.hit.score))
                 ranked[j] = replace(above, hit=replace(above.hit, score=below.hit.score))
 
@@ -351,11 +352,12 @@ def _user_side(r: _Ranked) -> str:
     return _plain(text.removeprefix("user:"))
 
 
-def _newer_value(new_text: str, old_text: str) -> bool:
+def _newer_value(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
     return (
         supersedes(new_text, old_text)
         or changes_value(new_text, old_text)
         or competes(new_text, old_text)
+        or changes_asked(new_text, old_text, asked)
     )
 
 
