@@ -678,3 +678,27 @@ def test_a_question_asked_in_passing_is_cut_off(text: str, kept: str | None) -> 
     [found] = candidates(text, 20)
     assert found.text == (kept or text.split(", is that")[0])
     assert "is that" not in found.text and "is it" not in found.text
+
+
+def test_a_pronoun_s_change_is_said_of_the_description_it_stands_for() -> None:
+    """BEAM: an update given inside a request ("… the Zoom meeting with Professor Danielle,
+    so can you remind me that it's rescheduled to March 22 at 4:30 PM?") is a fact the
+    request takes for granted, said of the description "it" stands for."""
+    text = (
+        "I'm kinda worried about missing the Zoom meeting with Professor Danielle, so can you"
+        " remind me that it's rescheduled to March 22 at 4:30 PM?"
+    )
+    found = [c.text for c in candidates(text, 20)]
+    assert "The Zoom meeting with Professor Danielle is rescheduled to March 22 at 4:30 PM" in found
+    probate = (
+        "I'm kinda worried about the probate process, so can you tell me how it was shortened"
+        " to 5-7 months and what that means for my estate?"
+    )
+    assert "The probate process was shortened to 5-7 months" in [
+        c.text for c in candidates(probate, 20)
+    ]
+    for text in (  # a condition, or nothing the pronoun can stand for
+        "if the launch slips, can you check whether it's moved to May 3?",
+        "can you remind me that it's rescheduled to March 22 at 4:30 PM?",
+    ):
+        assert not any("rescheduled" in c.text or "moved" in c.text for c in candidates(text, 20))

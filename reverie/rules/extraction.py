@@ -502,7 +502,9 @@ _CONDITIONAL: Final = re.compile(r"\b(?:if|whether|suppose|assuming|in case|unle
 
 def presupposed(sentence: str) -> str | None:
     """The fact a question or worry takes for granted, as a statement: a definite
-    description with a value set or changed. None when it is itself hedged, conditional
+    description with a value set or changed, or a pronoun's change said of the description
+    it stands for ("… the Zoom meeting with Professor Danielle, so can you remind me that
+    it's rescheduled to March 22 at 4:30 PM?"). None when it is itself hedged, conditional
     or planned."""
     for clause in re.split(r"[,;?]\s+|\?|\s+(?:but|so|and then)\s+", sentence):
         found = _GIVEN.search(clause)
@@ -512,7 +514,35 @@ def presupposed(sentence: str) -> str | None:
         if _CONDITIONAL.search(clause[: found.end()]) or _HEDGE.search(text.lower()):
             continue
         return text[:1].upper() + text[1:]
-    return None
+    return _changed_it(sentence)
+
+
+def _changed_it(sentence: str) -> str | None:
+    """ "… it's rescheduled to <value>" said of the latest description before it."""
+    found = _IT_CHANGED.search(sentence)
+    if found is None or _CONDITIONAL.search(sentence[: found.start()]):
+        return None
+    described = list(_DESCRIBED.finditer(sentence[: found.start()]))
+    if not described:
+        return None
+    aux = "is" if found["aux"].strip() in {"'s", "’s"} else found["aux"].strip()
+    text = f"{described[-1].group(0).strip()} {aux} {found['change'].strip(' .!')}"
+    return None if _HEDGE.search(text.lower()) else text[:1].upper() + text[1:]
+
+
+# "it's rescheduled to March 22 at 4:30 PM", "it was shortened to 5-7 months"
+_IT_CHANGED: Final = re.compile(
+    r"\b(?:it|this|that)(?P<aux>['’]s|\s+is|\s+was|\s+has been|\s+had been|\s+got"
+    r"|\s+will be)\s+(?:now\s+|just\s+|been\s+)?(?P<change>\w+(?:ed|en)\s+(?:[\w'-]+\s+){0,3}?"
+    r"(?:to|until|till)\s+(?:[a-z]+\s+)?[$€£¥#]?\d(?:(?!\s+(?:and|but|so|which|because)\s)[^,;?])*)",
+    re.I,
+)
+# a description a pronoun may stand for: "the Zoom meeting with Professor Danielle"
+_DESCRIBED: Final = re.compile(
+    rf"\b{_DETERMINER}\s+(?!{_DETERMINER}\b)[^,;?]{{2,60}}?"
+    r"(?=[,;]|\s+(?:so|and|but|because)\b|$)",
+    re.I,
+)
 
 
 # The assistant reporting what a tool showed it: a verified result, not advice.
