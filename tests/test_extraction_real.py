@@ -702,3 +702,14 @@ def test_a_pronoun_s_change_is_said_of_the_description_it_stands_for() -> None:
         "can you remind me that it's rescheduled to March 22 at 4:30 PM?",
     ):
         assert not any("rescheduled" in c.text or "moved" in c.text for c in candidates(text, 20))
+
+
+def test_a_guess_of_its_own_leaves_the_clauses_after_it_too() -> None:
+    """A hedged clause with words of its own is left out; what follows it, unhedged, is
+    said as firmly as what came before ("… out for like 6 weeks so i'm on Califia now")."""
+    text = (
+        "also update Minor Figures had a supply issue and my wholesaler is out for like 6 weeks"
+        " so i'm on Califia now. it's fine tbh, no complaints yet"
+    )
+    assert [c.text for c in candidates(text, 10)][:1] == ["i'm on Califia now."]
+    assert candidates("the port is 5432, maybe", 10) == []  # a bare hedge: on what came before

@@ -642,6 +642,10 @@ def test_a_denial_is_said_of_the_statement_holding_the_denied_value() -> None:
     )
     assert correct_held("it is 3pm not pg-4", "The host is pg-4.") is None  # another kind
     assert correct_held("3000 bottles and 12 crates, not 2400", held) is None  # two values
+    pilot = "pilot: 40 nodes in Nashik vineyards, start Dec 1."
+    assert correct_held("they're adding a block, so 64 nodes instead of 40.", pilot) == (
+        "pilot: 64 nodes in Nashik vineyards, start Dec 1."
+    )
 
 
 async def test_a_denial_corrects_a_value_said_in_an_earlier_session(rv: reverie.Reverie) -> None:

@@ -464,17 +464,20 @@ def _before_aside(sentence: str) -> str | None:
     """The clauses before an aside that asks about something else, when none of them is
     hedged; None when a hedge touches the statement itself."""
     kept: list[str] = []
+    guessed = False
     for clause in _CLAUSE.split(sentence):
         if _ASIDE.search(clause):
             break
         if is_hedged(clause):
-            if kept and _says_more(clause):
-                break  # "SLO is 99.95%, so roughly 21 min of budget": a guess of its own
+            if _says_more(clause):
+                guessed = True  # "SLO is 99.95%, so roughly 21 min of budget", "… out for
+                continue  # like 6 weeks so i'm on Califia now": a guess of its own, left out
             return None  # "…, maybe 6", "…, dont quote me": the hedge is on what came before
         kept.append(clause.strip())
     else:
-        return None
-    return _statement(", ".join(kept))
+        if not guessed:
+            return None
+    return _statement(", ".join(kept)) if kept else None
 
 
 def _says_more(clause: str) -> bool:
@@ -644,7 +647,7 @@ def correct_held(fragment: str, holder: str) -> str | None:
     first order is 3000 bottles of 750 ml."), so nothing else it said is lost; None unless
     the fragment gives one value for one denied, of one kind, held once by ``holder``."""
     former = [t for t in tokens(parse(fragment).negated or "") if is_value(t)]
-    new = [t for t in tokens(without_denied(fragment)) if is_value(t)]
+    new = [t for t in tokens(without_denied(fragment)) if is_value(t) and t not in former]
     if len(former) != 1 or len(new) != 1 or shape(former[0]) != shape(new[0]):
         return None
     spots = list(re.finditer(rf"(?<![\w.]){re.escape(former[0])}(?![\w]|\.\d)", holder, re.I))
