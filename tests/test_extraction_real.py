@@ -713,3 +713,15 @@ def test_a_guess_of_its_own_leaves_the_clauses_after_it_too() -> None:
     )
     assert [c.text for c in candidates(text, 10)][:1] == ["i'm on Califia now."]
     assert candidates("the port is 5432, maybe", 10) == []  # a bare hedge: on what came before
+
+
+def test_a_request_said_as_appreciation_ends_the_statement() -> None:
+    text = (
+        "We are replacing our legacy core processing system, MemberWorks 9, which its vendor"
+        " will sunset in 2028, and I would appreciate your assistance in preparing materials."
+    )
+    assert [c.text for c in candidates(text, 20)] == [
+        "We are replacing our legacy core processing system, MemberWorks 9, which its vendor"
+        " will sunset in 2028"
+    ]
+    assert candidates("I'd appreciate any advice on the budget for the trip", 20) == []

@@ -190,6 +190,7 @@ def weight(tag_: Tag) -> Weight:
 _REQUEST: Final = re.compile(
     r"^(?:(?:so|and|but|ok|now|also)\s+)?(?:please\b|pls\b|plz\b|(?:can|could|would|will)"
     r" (?:you|u)\b|help me\b|i (?:need|want|would like|'d like) (?:you|u|help|to know|some)\b"
+    r"|i(?: would|'d)? (?:appreciate|welcome) (?:your|any|it if|some|help|advice)\b"
     r"|(?:show|give|tell|explain|write|create|generate|make|walk) (?:me|us)\b|let me know\b"
     r"|any (?:ideas|thoughts|suggestions|tips)\b|thoughts\b)",
     re.I,
