@@ -33,6 +33,8 @@ PASTES = [
     "day,shift,cooler_f,freezer_f,initials\n05/01,08:00,36,-2,AB\n05/02,16:30,37,-1,CD",
     # a schema laid out in aligned columns (an unseen set stored its last line)
     "alarm_events\n  id            bigint identity\n  event_state   tinyint   -- 0 active, 1 clear",
+    # a parts list as comma-separated rows whose fields hold spaces
+    "part,qty,unit ex vat\nring set std 4.108,1,86.40\nhead gasket set,1,54.90",
     # a long row of a fault-code table: many columns, however many words
     "MID 128  PID 100  FMI 1   Oil pressure low            active    count 3\n"
     "MID 128  SID 21   FMI 2   Engine speed sensor         inactive  count 7",
@@ -725,3 +727,10 @@ def test_a_request_said_as_appreciation_ends_the_statement() -> None:
         " will sunset in 2028"
     ]
     assert candidates("I'd appreciate any advice on the budget for the trip", 20) == []
+
+
+def test_a_question_after_a_connective_needs_no_mark() -> None:
+    assert is_hedged("also what torque for head bolts on the 4.108")
+    assert is_hedged("and how long is the drive to Leeds")
+    assert not is_hedged("so what we did was move the db to pg-2")  # a statement, clefted
+    assert not is_hedged("we have 4,500,000 users")

@@ -94,6 +94,8 @@ def is_code_line(line: str) -> bool:
         return True
     if _JSONISH.match(line) or _columns(stripped) or _DELIMITED.match(stripped):
         return True
+    if _csv_row(stripped):
+        return True
     gaps = len(_ALIGNED.findall(stripped))
     if gaps >= 2 or (gaps and len(stripped.split()) < 12):
         return True  # "event_state   tinyint   -- 0 active": fields aligned in columns
@@ -113,6 +115,17 @@ _ALIGNED: Final = re.compile(r"\S {3,}\S")
 # a delimited row (CSV and kin): three or more fields, one delimiter, no spaces at all —
 # prose puts a space after its commas
 _DELIMITED: Final = re.compile(r"^[^\s,;|]+([,;|])[^\s,;|]*(?:\1[^\s,;|]*)+$")
+
+
+def _csv_row(line: str) -> bool:
+    """A comma-separated row whose fields hold spaces ("ring set std 4.108,1,86.40", "part,
+    qty,unit ex vat"): three fields or more, and never the space prose puts after a comma
+    (an amount's thousands commas are not fields: "4,500,000 users")."""
+    bare = _THOUSANDS.sub("0", line)
+    return bare.count(",") >= 2 and ", " not in bare and not bare.endswith(",")
+
+
+_THOUSANDS: Final = re.compile(r"\d{1,3}(?:,\d{3})+(?![\d,])")
 
 
 def _columns(line: str) -> bool:

@@ -113,6 +113,13 @@ _QUESTION_START: Final = re.compile(
 )
 
 
+# a question after a connective, with no mark: "also what torque for head bolts on the 4.108"
+_ALSO_ASKED: Final = re.compile(
+    r"^(?:(?:also|and|so|ok|okay|but|oh|btw|hmm|plus)\W+)+(?:what|how|why|which|should|can"
+    r"|could|would|do|does|did)\b(?!\s+(?:i|we|he|she|they|it|you)\b)"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A sentence worth showing the flush: verified-sounding, not chatter, tagged.
@@ -153,7 +160,7 @@ def is_chatter(sentence: str, min_chars: int) -> bool:
 def is_hedged(sentence: str) -> bool:
     """The verification ladder: guesses and questions never become facts."""
     lowered = sentence.lower().strip()
-    if lowered.endswith("?") or _QUESTION_START.match(lowered):
+    if lowered.endswith("?") or _QUESTION_START.match(lowered) or _ALSO_ASKED.match(lowered):
         return True
     return _HEDGE.search(_ROUNDED.sub(_rounding, lowered)) is not None
 
