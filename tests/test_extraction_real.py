@@ -734,3 +734,16 @@ def test_a_question_after_a_connective_needs_no_mark() -> None:
     assert is_hedged("and how long is the drive to Leeds")
     assert not is_hedged("so what we did was move the db to pg-2")  # a statement, clefted
     assert not is_hedged("we have 4,500,000 users")
+
+
+def test_a_rule_after_a_clause_that_sets_it_up_is_a_lesson() -> None:
+    for text in (
+        "for cleaning i only use hydrogen peroxide, dont ever tell me bleach.",
+        "also: whatever you suggest, never tell me to restart the gateway during business hours.",
+    ):
+        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        assert (routed.home, routed.reason) == (Home.MEMORY, "a lesson, marked as one"), text
+    for text in ("I told him, never again", "we never deploy on Fridays"):
+        assert route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8).home is not (
+            Home.MEMORY
+        ), text

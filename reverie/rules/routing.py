@@ -82,7 +82,9 @@ _WORKFLOW = re.compile(
 )
 _LESSON = re.compile(
     r"^(?:lesson(?: learned)?\s*[:,-]|note to self|rule of thumb|tip\s*:|turns out|always\b"
-    r"|never\b|remember to\b|make sure to\b|don't ever\b)",
+    r"|never\b|remember to\b|make sure to\b|don't ever\b"
+    # or after a clause that sets it up: "whatever you suggest, never tell me to restart …"
+    r"|[^,;.]{0,60}[,:]\s+(?:never|don'?t ever|do not ever)\s+(?!again\b)[a-z])",
     re.I,
 )
 # a first-person statement with no specific value is about the moment ("I'm still getting
