@@ -651,6 +651,12 @@ def test_a_title_s_dot_does_not_end_a_sentence() -> None:
         "Ask Dr. Mehta.",
     ]
     assert sentences("It is done. Mr Smith agreed.") == ["It is done.", "Mr Smith agreed."]
+    # a day with a dot before its month is one date; a number ending a sentence is not
+    assert sentences("The opening is now 15. July, sadly. It was 15. Next we go.") == [
+        "The opening is now 15. July, sadly.",
+        "It was 15.",
+        "Next we go.",
+    ]
 
 
 def test_a_figure_rounded_for_the_telling_is_no_guess() -> None:

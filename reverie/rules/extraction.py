@@ -15,7 +15,7 @@ from reverie.rules.blocks import prose
 from reverie.rules.claims import TAKING_BACK, parse, without_denied
 from reverie.rules.identity import STYLE, identity_apart, name_in, timezone_in
 from reverie.rules.secrets import has_secret
-from reverie.rules.similarity import STOPWORDS, is_value, shape, tokens, values
+from reverie.rules.similarity import MONTHS, STOPWORDS, is_value, shape, tokens, values
 from reverie.rules.supersede import subject_phrase
 from reverie.rules.value_slots import changes_a_value, slot_shape, unit_kind
 
@@ -24,7 +24,11 @@ REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)"
 # a title or a Latin abbreviation ends in a dot without ending the sentence ("Mrs. Vogel")
 _TITLES: Final = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "vs", "e.g", "i.e")
 _NOT_AN_END: Final = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _TITLES)
-_SENTENCE = re.compile(rf"(?<=[.!?;]){_NOT_AN_END}\s+(?=\S)|\n+")
+# a day written with a dot before its month ("1. July", "15. August") is one date
+_MONTH_NEXT: Final = r"(?!(?i:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b)"
+_SENTENCE = re.compile(
+    rf"(?<=[.!?;]){_NOT_AN_END}(?<!\d\.)\s+(?=\S)|(?<=\d\.)\s+{_MONTH_NEXT}(?=\S)|\n+"
+)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _ACK_PREFIX = re.compile(
     r"^(?:(?:got it|sure|ok(?:ay)?|noted|understood|great|thanks|thank you|alright|right|yes"

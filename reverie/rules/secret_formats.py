@@ -268,6 +268,14 @@ _RULES: Final = (
         r"(?i:code)\s*(?i:is|=|:)?\s*"
         r"(?P<v>[#*]?\d{3,8}[#*]?)(?![\w:/-]|[.,]\d)",
     ),
+    _rule(  # a lock's combination: "Darren gave me the combo, 12-34-08"
+        "access-code",
+        RANK_SHAPE,
+        "combo combination",
+        r"(?i:\b(?:combo|combination)\b)(?:\s+(?:code|number|for\s+[\w' -]{1,30}?))?"
+        r"\s*(?:[,:=]|\bis\b|\bto\b)?\s*(?i:is\s+)?"
+        r"(?P<v>\d{1,3}(?:[- ]\d{1,3}){2,3})(?![\w:/-]|[.,]\d)",
+    ),
     _rule(  # a code said as what the lock is: "the lockbox on the side door is 4471"
         "access-code",
         RANK_SHAPE,
