@@ -104,8 +104,12 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ("go in with the key box at the sacristy door, code 3091.", "access-code"),
         ("the side gate, use the padlock with code 4471.", "access-code"),
         # a lock's combination (an unseen set stored this one)
-        ("Darren gave me the combo, 12-34-08, so i can grab the pucks.", "access-code"),
+        (
+            "the equipment room, Darren gave me the combo, 12-34-08, so i can grab the pucks.",
+            "access-code",
+        ),
         ("the combo for the shed is 10 20 30", "access-code"),
+        ("combo to the shed lock is 12 34 56", "access-code"),
         # a password said as what the user types, in passing
         ("it keeps rejecting my password. I'm typing Pastel#Nata88", "password-assignment"),
         # a token near its label, ending the sentence: the full stop is not part of a host
@@ -143,6 +147,10 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "Our alarm went off at 3am, error code 404 on the panel",
         "a combination of 3 drugs, 2-3 times a day",
         "we won 3-2-1 in the combo round",
+        "the best combo for the burger meal is 2 3 4",
+        "my favourite combination, 10 20 30 seconds of sprints",
+        "the garage door opener app threw an error, code 500 from the API",
+        "it is safe, code 200 means the request succeeded",
         "the alarm code changed in 2019",
         "the gate is 1200 metres from the car park",
         "the garage door is 2015 vintage",

@@ -40,7 +40,8 @@ def extract(
     for speaker, text in (("user", row[1]), ("assistant", row[2])):
         for raw in candidates(text or "", min_chars, speaker):
             said = earlier + [c.text for _, c in found]
-            candidate = _held(raw, _holders(conn, namespace, raw)) or _resolved(raw, said)
+            holders = _holders(conn, namespace, raw) + said  # the session's own last
+            candidate = _held(raw, holders) or _resolved(raw, said)
             if (
                 candidate is None
                 or generated.is_generated(candidate.text, own)
@@ -65,6 +66,8 @@ def _resolved(candidate: Candidate, earlier: list[str]) -> Candidate | None:
 
 def _held(candidate: Candidate, holders: list[str]) -> Candidate | None:
     """A fragment denying a held value, said as the newest holder with the value replaced."""
+    if not candidate.anchor:
+        return None
     for holder in reversed(holders):
         text = correct_held(candidate.text, holder)
         if text is not None:

@@ -53,9 +53,10 @@ def _cut(text: str, found: re.Match[str]) -> str:
 
 
 _INSTEAD_OF = re.compile(r"\binstead\s+of\s+(?P<old>[^,;.]+)", re.I)
-# "scratch the £55 thing, …": a value taken back by name
+# "scratch the £55 thing, …": a value taken back by name ("forget" and "disregard" are
+# not: "don't forget the 2 kids have the dentist", "disregard the 2nd invoice")
 _SCRATCH = re.compile(
-    r"\b(?:scratch|forget(?:\s+about)?|disregard)\s+(?:the\s+|that\s+|my\s+)?"
+    r"\bscratch\s+(?:the\s+|that\s+|my\s+)?"
     r"(?P<old>[$€£¥#]?\d[\w.,:%/-]*?)(?=[\s,;.!]|$)(?:\s+(?:thing|one|figure|number|idea))?",
     re.I,
 )

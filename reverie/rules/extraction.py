@@ -17,17 +17,20 @@ from reverie.rules.identity import STYLE, identity_apart, name_in, timezone_in
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import MONTHS, STOPWORDS, is_value, shape, tokens, values
 from reverie.rules.supersede import subject_phrase
-from reverie.rules.value_slots import changes_a_value, slot_shape, unit_kind
+from reverie.rules.value_slots import changes_a_value, slot_shape, unit_kind, words_of
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
 # a title or a Latin abbreviation ends in a dot without ending the sentence ("Mrs. Vogel")
-_TITLES: Final = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "vs", "e.g", "i.e")
+_TITLES: Final = ("Mr", "Mrs", "Ms", "Dr", "Prof", "Jr", "Sr", "vs", "e.g", "i.e")
 _NOT_AN_END: Final = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _TITLES)
-# a day written with a dot before its month ("1. July", "15. August") is one date
-_MONTH_NEXT: Final = r"(?!(?i:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b)"
-_SENTENCE = re.compile(
-    rf"(?<=[.!?;]){_NOT_AN_END}(?<!\d\.)\s+(?=\S)|(?<=\d\.)\s+{_MONTH_NEXT}(?=\S)|\n+"
+_SENTENCE = re.compile(rf"(?<=[.!?;]){_NOT_AN_END}\s+(?=\S)|\n+")
+# a day written with a dot before its month ("1. July", "15. August 2027") is one date
+_DAY_DOT: Final = re.compile(r"(?<![\d.,$€£¥])(?:[1-9]|[12]\d|3[01])\.$")
+_MONTH_AFTER: Final = re.compile(
+    r"^(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b"
+    r"(?:[,.;!?]|\s+\d|$)",
+    re.I,
 )
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _ACK_PREFIX = re.compile(
@@ -117,13 +120,6 @@ _QUESTION_START: Final = re.compile(
 )
 
 
-# a question after a connective, with no mark: "also what torque for head bolts on the 4.108"
-_ALSO_ASKED: Final = re.compile(
-    r"^(?:(?:also|and|so|ok|okay|but|oh|btw|hmm|plus)\W+)+(?:what|how|why|which|should|can"
-    r"|could|would|do|does|did)\b(?!\s+(?:i|we|he|she|they|it|you)\b)"
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A sentence worth showing the flush: verified-sounding, not chatter, tagged.
@@ -143,11 +139,22 @@ def strip_injected(text: str) -> str:
 
 def sentences(text: str) -> list[str]:
     out = []
-    for part in _SENTENCE.split(text):
+    for part in _dated(_SENTENCE.split(text)):
         clean = _ACK_PREFIX.sub("", _BULLET.sub("", part).strip()).strip().rstrip(";,")
         clean = _EMPHASIS.sub("", clean).strip()
         if clean:
             out.append(clean)
+    return out
+
+
+def _dated(parts: list[str]) -> list[str]:
+    """The split parts, a day's dot ("… opening is now 15.") joined to the month after it."""
+    out: list[str] = []
+    for part in parts:
+        if out and _DAY_DOT.search(out[-1].rstrip()) and _MONTH_AFTER.match(part.lstrip()):
+            out[-1] = f"{out[-1].rstrip()} {part.lstrip()}"
+        else:
+            out.append(part)
     return out
 
 
@@ -164,7 +171,7 @@ def is_chatter(sentence: str, min_chars: int) -> bool:
 def is_hedged(sentence: str) -> bool:
     """The verification ladder: guesses and questions never become facts."""
     lowered = sentence.lower().strip()
-    if lowered.endswith("?") or _QUESTION_START.match(lowered) or _ALSO_ASKED.match(lowered):
+    if lowered.endswith("?") or _QUESTION_START.match(lowered):
         return True
     return _HEDGE.search(_ROUNDED.sub(_rounding, lowered)) is not None
 
@@ -233,8 +240,8 @@ def declarative(sentence: str) -> str | None:
         lowered = clause.lower().strip()
         asked = _ASKED.search(clause) if "?" in clause else None
         head = clause[: asked.start()].strip() if asked else ""
-        if head and not _QUESTION_START.match(head.lower()) and len(head.split()) > 1:
-            kept.append(head)  # "$1,840 for the year 😩 is that normal??"
+        if head and not head[-1].isalnum() and len(head.split()) > 2:
+            kept.append(head)  # "$1,840 for the year 😩 is that normal??": a mark between
             break
         if "?" in clause or _REQUEST.match(lowered):
             break
@@ -306,8 +313,8 @@ def _before_request(sentence: str) -> str | None:
 # a question asked in passing, with or without its mark: "is that about right", "does that
 # leave gaps": a verb before its pronoun subject, after a statement
 _ASKED: Final = re.compile(
-    r"(?<![\w'])(?i:is|are|does|do|did|should|shall|can|could|would|will|am|was|were)\s+"
-    r"(?i:that|this|it|i|we|you|they|there|he|she)\b(?!['\u2019])"
+    r"(?<![\w'])(?i:is|are|does|do|did|should|shall|can|could|would|will|was|were)\s+"
+    r"(?i:that|this|it|i|we|you|they|there|he|she)\b(?!['\u2019])(?=\s+\w)"
 )
 
 
@@ -549,12 +556,13 @@ def _changed_it(sentence: str) -> str | None:
 _IT_CHANGED: Final = re.compile(
     r"\b(?:it|this|that)(?P<aux>['’]s|\s+is|\s+was|\s+has been|\s+had been|\s+got"
     r"|\s+will be)\s+(?:now\s+|just\s+|been\s+)?(?P<change>\w+(?:ed|en)\s+(?:[\w'-]+\s+){0,3}?"
-    r"(?:to|until|till)\s+(?:[a-z]+\s+)?[$€£¥#]?\d(?:(?!\s+(?:and|but|so|which|because)\s)[^,;?])*)",
+    r"(?:to|until|till)\s+(?:[a-z]+\s+)?[$€£¥#]?\d"
+    r"(?:(?!\s+(?:and|but|so|which|because)\s)(?:[^,;?]|,(?=\d)))*)",
     re.I,
 )
 # a description a pronoun may stand for: "the Zoom meeting with Professor Danielle"
 _DESCRIBED: Final = re.compile(
-    rf"\b{_DETERMINER}\s+(?!{_DETERMINER}\b)[^,;?]{{2,60}}?"
+    rf"\b{_DETERMINER}\s+(?:(?!\b{_DETERMINER}\b)[^,;?]){{2,60}}?"
     r"(?=[,;]|\s+(?:so|and|but|because)\b|$)",
     re.I,
 )
@@ -657,17 +665,34 @@ def correct_held(fragment: str, holder: str) -> str | None:
     """A fragment that denies a value ("she wants 3000 bottles, not 2400 like before") said
     of the statement holding that value: the statement with the one value replaced ("The
     first order is 3000 bottles of 750 ml."), so nothing else it said is lost; None unless
-    the fragment gives one value for one denied, of one kind, held once by ``holder``."""
+    the fragment gives one value for one denied, of one kind, held once by ``holder``, and
+    the two share a word of what the value is of ("bottles"): "The warehouse is at 2400 Elm
+    Street" holds 2400 too, and is not what the bottles correct."""
     former = [t for t in tokens(parse(fragment).negated or "") if is_value(t)]
     new = [t for t in tokens(without_denied(fragment)) if is_value(t) and t not in former]
     if len(former) != 1 or len(new) != 1 or shape(former[0]) != shape(new[0]):
         return None
     spots = list(re.finditer(rf"(?<![\w.]){re.escape(former[0])}(?![\w]|\.\d)", holder, re.I))
-    if len(spots) != 1:
+    if len(spots) != 1 or not words_of(fragment) & words_of(holder):
         return None
+    if _kind_of(new[0], without_denied(fragment)) != _kind_of(former[0], holder):
+        return None  # "30 minutes, not 20" does not correct "the drive is 20 km"
     raw = re.search(rf"(?<![\w.]){re.escape(new[0])}(?![\w]|\.\d)", fragment, re.I)
     value = raw.group(0) if raw else new[0]
     return holder[: spots[0].start()] + value + holder[spots[0].end() :]
+
+
+def _kind_of(value: str, text: str) -> str | None:
+    """The kind of ``value`` as ``text`` says it, read with its unit ("20 km", "30 minutes")."""
+    words = tokens(text)
+    return next(
+        (
+            slot_shape(w, words[i + 1] if i + 1 < len(words) else "")
+            for i, w in enumerate(words)
+            if w == value
+        ),
+        None,
+    )
 
 
 def resolve(fragment: str, earlier: list[str]) -> str | None:

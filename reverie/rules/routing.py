@@ -55,9 +55,11 @@ _RESIDENCE = re.compile(
 # of Operations at Prairie Lantern Credit Union", "I teach physics at Westbrook High"
 _OCCUPATION = re.compile(
     r"^(?:(?i:so|ok|and|but|also|btw|hi|hello|well)\W+)*"
-    r"(?:(?i:i|we)\s+(?i:run|own|manage|work|teach|lead|coach|chair|founded|started)\b"
-    r"|(?i:i'm|im|i am)\s+(?:(?i:a|an|the)\s+(?!(?i:bit|little|lot|tad)\b)|[A-Z]))"
-    r"[^.?!]{0,80}?\s(?i:at|for|in|of)\s+(?:(?i:a|an|the|our|my)\s+)?\S"
+    r"(?:(?i:i|we)\s+(?i:run|own|manage|work|teach|lead|coach|chair)\b"
+    r"[^.?!]{0,80}?\s(?i:at|for|in|of)"
+    r"|(?i:i'm|im|i am)\s+(?:(?i:a|an|the)\s+)?(?!(?i:bit|little|lot|tad)\b)"
+    r"(?:(?![\w'-]*ing\b)[\w'-]+\s+){0,5}?(?i:at|for))"
+    r"\s+(?:(?i:a|an|the|our|my)\s+)?(?![a-z]+ing\b)\S"
 )
 # something given its name: "a corgi named Biscuit", "the robot, called Bolt"
 _NAMED = re.compile(
@@ -72,8 +74,8 @@ _SWITCH = re.compile(
     r"\b(?:(?i:switch|mov|migrat|chang|upgrad|downgrad|transferr?|port)\w*\s+(?:[\w'-]+\s+){0,4}?"
     r"(?i:to|onto)|(?i:go|going|went|stick|sticking|settled?)\s+with|(?i:replac|swapp?)\w*\s+"
     r"(?:[\w'-]+\s+){0,4}?(?i:with|for|by)|(?i:dropp?|ditch)\w*\s+(?:[\w'-]+\s+){0,4}?for"
-    r"|(?i:settled|decided|landed|agreed)\s+on|(?i:went|going|opted|opting)\s+for"
-    r"|(?i:chose|picked|booked|hired)|(?i:i'm|im|i am|we're|we are)\s+(?i:on|using))"
+    r"|(?i:settled|decided|landed|agreed)\s+on|(?i:opted|opting)\s+for"
+    r"|(?i:i'm|im|i am|we're|we are)\s+(?i:on|using)(?=\s+\S+(?:\s+\S+)?\s+now\b))"
     r"\s+(?:(?i:the)\s+)?[\"'“]?(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)"
 )
 _WORKFLOW = re.compile(

@@ -154,6 +154,13 @@ class _Rule:
     check: Callable[[str], bool] | None = None  # applied to group "v" (else the match)
 
 
+_LOCK: Final = r"(?i:\b(?:lock|padlock|locker|room|shed|door|gate|safe|box|cage|cabinet)s?\b)"
+_COMBO: Final = r"(?i:\b(?:combo|combination)\b)"
+_COMBO_VALUE: Final = (
+    r"\s*(?:[,:=]|\bis\b)?\s*(?i:is\s+)?(?P<v>\d{1,3}(?:[- ]\d{1,3}){2,3})(?![\w:/-]|[.,]\d)"
+)
+
+
 def _rule(
     kind: str,
     rank: int,
@@ -266,15 +273,20 @@ _RULES: Final = (
         r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage"
         r"|locker)\b)(?:[\s,]+[\w'-]+){0,6}?(?:\s*[,;:(]\s*|\s+(?i:with|using)\s+(?i:the\s+)?)"
         r"(?i:code)\s*(?i:is|=|:)?\s*"
-        r"(?P<v>[#*]?\d{3,8}[#*]?)(?![\w:/-]|[.,]\d)",
+        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w:/-]|[.,]\d)",  # four digits: not "code 500"
     ),
-    _rule(  # a lock's combination: "Darren gave me the combo, 12-34-08"
+    _rule(  # a lock's combination: "the equipment room …, Darren gave me the combo, 12-34-08"
         "access-code",
         RANK_SHAPE,
         "combo combination",
-        r"(?i:\b(?:combo|combination)\b)(?:\s+(?:code|number|for\s+[\w' -]{1,30}?))?"
-        r"\s*(?:[,:=]|\bis\b|\bto\b)?\s*(?i:is\s+)?"
-        r"(?P<v>\d{1,3}(?:[- ]\d{1,3}){2,3})(?![\w:/-]|[.,]\d)",
+        rf"{_LOCK}[^.!?\n]{{0,80}}?{_COMBO}(?:\s+(?:code|number))?" + _COMBO_VALUE,
+    ),
+    _rule(  # "the combo for the shed is 10 20 30"
+        "access-code",
+        RANK_SHAPE,
+        "combo combination",
+        rf"{_COMBO}(?:\s+(?:code|number))?\s+(?i:for|to|of|on)\s+(?:[\w'-]+\s+){{0,3}}?{_LOCK}"
+        + _COMBO_VALUE,
     ),
     _rule(  # a code said as what the lock is: "the lockbox on the side door is 4471"
         "access-code",

@@ -79,7 +79,7 @@ def normalise(text: str) -> str:
     return " ".join(tokens(text))
 
 
-_SIBILANTS: Final = ("s", "x", "z", "ch", "sh")
+_SIBILANTS: Final = ("s", "x", "z", "ch", "sh", "o")  # "boxes", "potatoes"
 
 
 def stem(word: str) -> str:

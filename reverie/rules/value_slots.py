@@ -43,7 +43,6 @@ _CHANGE = re.compile(
     r"|from (?:[^\s,;.]+ ){1,4}to|set (?:[\w'./-]+ ){0,4}to"
     r"|(?:got|brought|cut|knocked) (?:[\w'-]+ ){0,3}?down to"
     r"|(?:put|putting|puts|pushed|pushing|jacked|knocked) (?:[\w'-]+ ){0,4}?(?:up|down) to)\b"
-    r"|\b(?:the|our|my|a|their) new [\w-]+(?: [\w-]+)?(?::|\s+(?:is|are|will be)\b)"
     r"|\b\w+(?:ed|en)\s+(?:\w+\s+){0,4}to\s+\S*\d",
     re.I,
 )
@@ -175,6 +174,8 @@ def changes_value(new_text: str, old_text: str) -> bool:
     (value, near, unit), whole = old_slots[0], words_of(old_text)
     if len(words & whole) <= RESTATED_SHARE * min(len(words), len(whole)):
         return False
+    if _other_kind(new_text, old_text, words & whole):
+        return False  # "The car insurance renewal …" / "The home insurance renewal …"
     return _same_slot(fresh[0], (value, near | whole, unit), words, max(need, 2))
 
 
@@ -277,6 +278,29 @@ def words_of(text: str) -> frozenset[str]:
         )
         - _CHANGE_WORDS
     )
+
+
+def _other_kind(a: str, b: str, shared: frozenset[str]) -> bool:
+    """Whether a shared word is modified differently on each side ("car insurance" /
+    "home insurance"): a word right before it in each, a different content word that the
+    other text does not hold, names two kinds of the thing."""
+    before_a, before_b = _modifiers(a, shared), _modifiers(b, shared)
+    words_a, words_b = words_of(a), words_of(b)
+    return any(
+        x != y and x not in words_b and y not in words_a
+        for w in shared
+        for x in before_a.get(w, ())
+        for y in before_b.get(w, ())
+    )
+
+
+def _modifiers(text: str, shared: frozenset[str]) -> dict[str, set[str]]:
+    words = [stem(w) for w in tokens(CORRECTION_PREFIX.sub("", text, count=1))]
+    out: dict[str, set[str]] = {}
+    for prev, word in zip(words, words[1:], strict=False):
+        if word in shared and prev.isalpha() and prev not in _NOT_CONTEXT:
+            out.setdefault(word, set()).add(prev)
+    return out
 
 
 Slot = tuple[str, frozenset[str], str]
@@ -463,7 +487,7 @@ def _sibling(new: str, old: str) -> bool:
     return shape(new) == "name" and re.sub(r"\d+", "#", new) == re.sub(r"\d+", "#", old)
 
 
-ASKED_SHARED = 1
+ASKED_SHARED = 2
 
 
 def changes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
