@@ -664,34 +664,31 @@ def test_a_denial_is_said_of_the_statement_holding_the_denied_value() -> None:
     )
 
 
-async def test_a_denial_corrects_a_value_said_in_an_earlier_session(rv: reverie.Reverie) -> None:
+DENIAL = "Good news. She wants 3000 bottles, not 2400 like before!"
+
+
+async def _facts_after(rv: reverie.Reverie, first: str, query: str) -> list[str]:
+    """The facts found for ``query`` after ``first`` in one session and DENIAL in the next."""
     ns = rv.namespace("a")
-    async with ns.session("s1") as s:
-        await s.turn(user="The first order is 2400 bottles of 750 ml.")
-        await s.idle()
-        await rv.wait_idle()
-    async with ns.session("s2") as s:
-        await s.turn(user="Good news. She wants 3000 bottles, not 2400 like before!")
-        await s.idle()
-        await rv.wait_idle()
-    facts = [h.text for h in await ns.search("first order bottles", k=5) if h.kind == "fact"]
-    assert facts == ["The first order is 3000 bottles of 750 ml."]
+    for session, said in (("s1", first), ("s2", DENIAL)):
+        async with ns.session(session) as s:
+            await s.turn(user=said)
+            await s.idle()
+            await rv.wait_idle()
+    return [h.text for h in await ns.search(query, k=5) if h.kind == "fact"]
+
+
+async def test_a_denial_corrects_a_value_said_in_an_earlier_session(rv: reverie.Reverie) -> None:
+    first = "The first order is 2400 bottles of 750 ml."
+    found = await _facts_after(rv, first, "first order bottles")
+    assert found == ["The first order is 3000 bottles of 750 ml."]
 
 
 async def test_a_denial_leaves_the_same_number_of_another_thing_alone(
     rv: reverie.Reverie,
 ) -> None:
-    ns = rv.namespace("a")
-    async with ns.session("s1") as s:
-        await s.turn(user="The warehouse is at 2400 Elm Street in Dayton.")
-        await s.idle()
-        await rv.wait_idle()
-    async with ns.session("s2") as s:
-        await s.turn(user="Good news. She wants 3000 bottles, not 2400 like before!")
-        await s.idle()
-        await rv.wait_idle()
-    found = [h.text for h in await ns.search("warehouse Elm Street", k=5) if h.kind == "fact"]
-    assert found == ["The warehouse is at 2400 Elm Street in Dayton."]
+    first = "The warehouse is at 2400 Elm Street in Dayton."
+    assert await _facts_after(rv, first, "warehouse Elm Street") == [first]
 
 
 def test_amounts_and_decimal_commas_are_one_token_each() -> None:
