@@ -311,6 +311,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "headless-words",
+        "reverie/rules/extraction.py",
+        "_HEADLESS_WORDS = 4",
+        "_HEADLESS_WORDS = 9",
+        "a long verbless clause is joined to the sentence before it as if it had no head",
+        ("tests/test_extraction_real.py::test_a_sentence_with_its_own_head_stays_apart",),
+    ),
+    Mutant(
         "lint-asks-once",
         "reverie/actors/linter.py",
         "unclear = [p for p in scan.unclear if _pair_key(p) not in set(asked)]",

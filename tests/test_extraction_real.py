@@ -783,3 +783,39 @@ def test_a_pronoun_stands_for_the_latest_description_before_it() -> None:
         "I asked the landlord about the rent, and he said it was raised to $1,900, is that legal?"
     )
     assert "The rent was raised to $1,900" in [c.text for c in candidates(text, 20)]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "also insurance renewal came in. NFU Mutual, up 18% ffs. is that normal this year",
+            "also insurance renewal came in: NFU Mutual, up 18% ffs.",
+        ),
+        (
+            "rhys start date pushed again. 5 may now, college cant fit him in till next intake",
+            "rhys start date pushed again: 5 may now, college cant fit him in till next intake",
+        ),
+    ],
+)
+def test_a_headless_sentence_is_said_with_the_one_before_it(text: str, said: str) -> None:
+    """A sentence that opens with a value or an acronym and no verb of its own ("NFU Mutual,
+    up 18% ffs.") says what the sentence before it is about."""
+    assert said in [c.text for c in candidates(text, 20)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think it is fine now. However, I'm not sure if this is the best approach.",
+        "here are the locations of the participants. New York, USA (Eastern Time Zone)",
+        "Everything is pretty much planned out. Work Trip: Scheduled for June.",
+        "It can lead to more later on. The extra $2,000 would be nice, but not worth it.",
+        "I'll start looking into those options. BTW, do you have any tips?",
+        # a long clause is a statement of its own, verb or not (the bound: four words)
+        "Quick update on the van. Another 2 weeks in the workshop for the gearbox, sadly.",
+    ],
+)
+def test_a_sentence_with_its_own_head_stays_apart(text: str) -> None:
+    first = text.split(". ")[0]
+    assert not any(c.text.startswith(f"{first}: ") for c in candidates(text, 5)), text

@@ -385,7 +385,7 @@ def candidates(text: str, min_chars: int, speaker: str = "user") -> list[Candida
 def _statements(found: list[str], min_chars: int) -> list[Candidate]:
     seen: set[str] = set()
     out = []
-    for raw in found:
+    for raw in _headed(found):
         for sentence in _with_identity_apart(_claims_of(_without_lead_in(raw))):
             if is_chatter(sentence, min_chars) or has_secret(sentence):
                 continue
@@ -397,6 +397,56 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
                 found_tag = tag(sentence)
                 out.append(Candidate(sentence, found_tag, weight(found_tag), anchor))
     return out
+
+
+def _headed(found: list[str]) -> list[str]:
+    """Each sentence, a headless one said after the sentence it goes with: "also insurance
+    renewal came in. NFU Mutual, up 18% ffs." is one statement ("also insurance renewal
+    came in: NFU Mutual, up 18% ffs."), as is "rhys start date pushed again. 5 may now, …".
+    A headless sentence opens with a value or a name and no verb, in a short clause."""
+    out: list[str] = []
+    for sentence in found:
+        before = out[-1] if out else ""
+        if before and _headless(sentence) and _can_head(before):
+            out[-1] = f"{before.rstrip(' .!')}: {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
+def _headless(sentence: str) -> bool:
+    first = re.split(r",\s|;", _OPENERS.sub("", sentence), maxsplit=1)[0]
+    words = re.findall(r"[\w£$€%.'-]+", first)
+    if not 0 < len(words) <= _HEADLESS_WORDS or ":" in first:
+        return False  # "Intro and Overview: …" is a label and what it labels
+    named = any(is_value(w.lower()) or _ACRONYM.fullmatch(w) for w in words)
+    verbal = any(w.lower() in _VERBAL or w.lower().endswith(("ed", "ing")) for w in words)
+    return named and not verbal and not _ANAPHOR.match(sentence)
+
+
+def _can_head(sentence: str) -> bool:
+    """A statement of a few words with no value of its own, not a question or a greeting."""
+    said = sentence.strip()
+    return (
+        not said.endswith("?")
+        and not is_hedged(said)
+        and len(said.split()) >= _HEAD_WORDS
+        and not any(is_value(t) for t in tokens(said))
+    )
+
+
+_ACRONYM: Final = re.compile(r"[A-Z]{2,}[\w-]*|[A-Z][a-z]+[A-Z]\w*")
+_HEADLESS_WORDS = 4
+_HEAD_WORDS = 3
+_OPENERS: Final = re.compile(
+    r"^(?:(?:so|ok|okay|and|also|then|well|now|btw|fyi|tbh|imo|lol|hi|hey|hello)\W+)+", re.I
+)
+# a verb or a subject of its own: the sentence has its head
+_VERBAL: Final = frozenset(
+    "is are was were be been being am has have had do does did will would can could should"
+    " might must i i'll i'd i've i'm we we'll we're you you're they they're he he's she she's"
+    " it it's that's there there's".split()
+)
 
 
 def _with_identity_apart(claims: list[str]) -> list[str]:
