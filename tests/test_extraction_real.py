@@ -35,6 +35,9 @@ PASTES = [
     "alarm_events\n  id            bigint identity\n  event_state   tinyint   -- 0 active, 1 clear",
     # a parts list as comma-separated rows whose fields hold spaces
     "part,qty,unit ex vat\nring set std 4.108,1,86.40\nhead gasket set,1,54.90",
+    # and separated by semicolons
+    "26NL0000A1B2C3D4E5;2026-11-03;Veldhoven Cycles;8507600090;4000;15234.57;4\n"
+    "26NL0000A1B2C3D4G7;2026-11-12;De Vries Tuin;8424820000;4000;3210.00;1",
     # a long row of a fault-code table: many columns, however many words
     "MID 128  PID 100  FMI 1   Oil pressure low            active    count 3\n"
     "MID 128  SID 21   FMI 2   Engine speed sensor         inactive  count 7",

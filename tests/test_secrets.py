@@ -110,6 +110,12 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ),
         ("the combo for the shed is 10 20 30", "access-code"),
         ("combo to the shed lock is 12 34 56", "access-code"),
+        # a panel between the lock and its code, and a login said as user / password
+        ("alarm panel code for the zamboni room is 4471# if you need it", "access-code"),
+        (
+            "for the portal I log in with marloes.v / Rdam!2026haven but it's locked",
+            "password-assignment",
+        ),
         # a password said as what the user types, in passing
         ("it keeps rejecting my password. I'm typing Pastel#Nata88", "password-assignment"),
         # a token near its label, ending the sentence: the full stop is not part of a host
@@ -148,6 +154,7 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "a combination of 3 drugs, 2-3 times a day",
         "we won 3-2-1 in the combo round",
         "the best combo for the burger meal is 2 3 4",
+        "I log in with my work account / SSO now",
         "my favourite combination, 10 20 30 seconds of sprints",
         "the garage door opener app threw an error, code 500 from the API",
         "it is safe, code 200 means the request succeeded",

@@ -118,19 +118,23 @@ _DELIMITED: Final = re.compile(r"^[^\s,;|]+([,;|])[^\s,;|]*(?:\1[^\s,;|]*)+$")
 
 
 def _csv_row(line: str) -> bool:
-    """A comma-separated row whose fields hold spaces ("ring set std 4.108,1,86.40"): three
+    """A comma- (or semicolon-) separated row whose fields hold spaces ("ring set std
+    4.108,1,86.40", "26NL…;2026-11-03;Veldhoven Cycles;8507600090;4000"): three
     fields or more, a later one a bare number, and never the space prose puts after a comma
     (an amount's thousands commas are not fields: "4,500,000 users"; chat typed without
     that space, "went up to £950,the landlord said …", has no bare number field)."""
     bare = _THOUSANDS.sub("0", line)
-    if bare.count(",") < 2 or ", " in bare or bare.endswith(","):
-        return False
-    fields = [f.strip() for f in bare.split(",")]
-    return any(_NUMBER_FIELD.fullmatch(f) for f in fields[1:])  # "…,1,86.40": a row's cells
+    for sep in (",", ";"):
+        if bare.count(sep) < 2 or f"{sep} " in bare or bare.endswith(sep):
+            continue
+        fields = [f.strip() for f in bare.split(sep)]
+        if any(_NUMBER_FIELD.fullmatch(f) for f in fields[1:]):
+            return True  # "…,1,86.40", "…;2026-11-03;Veldhoven Cycles;…": a row's cells
+    return False
 
 
 _THOUSANDS: Final = re.compile(r"\d{1,3}(?:,\d{3})+(?![\d,])")
-_NUMBER_FIELD: Final = re.compile(r"[$€£¥-]?\d+(?:\.\d+)?%?")
+_NUMBER_FIELD: Final = re.compile(r"[$€£¥-]?\d+(?:[.,]\d+)?%?")
 
 
 def _columns(line: str) -> bool:

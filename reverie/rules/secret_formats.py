@@ -261,7 +261,7 @@ _RULES: Final = (
         RANK_SHAPE,
         "code",
         r"(?i:\b(?:door|alarm|gate|lock|safe|garage|building|entry|access|key ?pad|security"
-        r"|lockbox|locker)\s+code\b)"
+        r"|lockbox|locker)(?:\s+(?:panel|system|pad|box))?\s+code\b)"
         + _QUALIFIER
         + _SAID_AS
         + r"(?P<v>[#*]?\d[\d#*]{2,}[#*]?)(?!\w|\.\d)",
@@ -296,6 +296,14 @@ _RULES: Final = (
         r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
+    ),
+    _rule(  # a login said as user and password: "I log in with marloes.v / Rdam!2026haven"
+        "password-assignment",
+        RANK_SHAPE,
+        "log sign with",
+        r"(?i:\b(?:log(?:ged|ging)?\s*in|sign(?:ed|ing)?\s*in|login|credentials?)\b)"
+        r"[^.\n]{0,20}?\s[\w.@+-]{2,64}\s*[/|:]\s*(?P<v>[^\s\"'`,;<]{6,64})",
+        lambda v: strong(v.rstrip(".!?")),
     ),
     _rule(  # a password said as what the user types: "I'm typing Pastel#Nata88"
         "password-assignment",
