@@ -321,7 +321,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "lint-asks-once",
         "reverie/actors/linter.py",
-        "unclear = [p for p in scan.unclear if _pair_key(p) not in set(asked)]",
+        "unclear = [p for p in scan.unclear if _pair_key(p) not in judged]",
         "unclear = list(scan.unclear)",
         "the weekly lint asks the model again about pairs it already judged",
         ("tests/test_review.py::test_a_pair_the_model_judged_is_not_asked_again",),

@@ -12,7 +12,7 @@ import reverie
 from reverie.rules.blocks import is_code_line, prose
 from reverie.rules.extraction import Tag, Weight, candidates, is_hedged, resolve, sentences
 from reverie.rules.identity import name_in, timezone_in
-from reverie.rules.routing import FUNCTION_WORDS, Home, route, topic_name
+from reverie.rules.routing import FUNCTION_WORDS, Home, Route, route, topic_name
 from reverie.rules.secrets import has_secret
 
 PASTES = [
@@ -424,6 +424,11 @@ def test_names_and_timezones_in_chat_forms(text: str, name: str | None, zone: st
     assert (name_in(text), timezone_in(text)) == (name, zone)
 
 
+def _routed(text: str) -> Route:
+    """Where a user's plain statement goes, with no topics yet."""
+    return route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+
+
 def test_people_channels_and_named_values_are_routed_to_topics() -> None:
     for text in (
         "ciso is grace",
@@ -452,7 +457,7 @@ def test_people_channels_and_named_values_are_routed_to_topics() -> None:
         "I went for Thai food with the team last night",
         "I'm on Zoom all day",
     ):
-        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        routed = _routed(text)
         assert routed.home is Home.SKIP, (text, routed)
 
 
@@ -463,10 +468,10 @@ def test_where_the_user_lives_is_about_the_user() -> None:
         "I'm a freelance translator, based in Lisbon (moved here from Manchester).",
         "I run a tiny cottage bakery out of my home kitchen here in Portland",
     ):
-        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        routed = _routed(text)
         assert (routed.home, routed.reason) == (Home.USER, "where the user lives"), text
     for text in ("I live in a flat", "I'm based in the office"):
-        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        routed = _routed(text)
         assert routed.home is Home.SKIP, text
     said = "my sister is based in Boston"
     assert (
@@ -483,7 +488,7 @@ def test_what_the_user_does_is_about_the_user() -> None:
         "I'm a nurse at St James",
         "I teach grade four in Dartmouth",
     ):
-        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        routed = _routed(text)
         assert (routed.home, routed.reason) == (Home.USER, "what the user does"), text
     for text in (
         "I'm trying to figure out the timeline for the launch",
@@ -494,7 +499,7 @@ def test_what_the_user_does_is_about_the_user() -> None:
         "I'm the reason the build broke in the first place",
         "we started arguing about it in the car",
     ):
-        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        routed = _routed(text)
         assert routed.home is not Home.USER, text
 
 
@@ -755,12 +760,10 @@ def test_a_rule_after_a_clause_that_sets_it_up_is_a_lesson() -> None:
         "for cleaning i only use hydrogen peroxide, dont ever tell me bleach.",
         "also: whatever you suggest, never tell me to restart the gateway during business hours.",
     ):
-        routed = route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
+        routed = _routed(text)
         assert (routed.home, routed.reason) == (Home.MEMORY, "a lesson, marked as one"), text
     for text in ("I told him, never again", "we never deploy on Fridays"):
-        assert route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8).home is not (
-            Home.MEMORY
-        ), text
+        assert _routed(text).home is not (Home.MEMORY), text
 
 
 def test_an_embedded_question_is_not_cut_as_one_asked_in_passing() -> None:

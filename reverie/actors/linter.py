@@ -97,7 +97,8 @@ class Linter(Stage):
         deadline = scan.deadline
         found.extend(scan.conflicts)
         asked = list(scan.asked or [])
-        unclear = [p for p in scan.unclear if _pair_key(p) not in set(asked)]
+        judged = set(asked)
+        unclear = [p for p in scan.unclear if _pair_key(p) not in judged]
         tripped = scan.tripped
         if unclear and not tripped:
             with anyio.move_on_after(max(0.0, deadline - time.monotonic())) as breaker:

@@ -403,7 +403,8 @@ def _headed(found: list[str]) -> list[str]:
     """Each sentence, a headless one said after the sentence it goes with: "also insurance
     renewal came in. NFU Mutual, up 18% ffs." is one statement ("also insurance renewal
     came in: NFU Mutual, up 18% ffs."), as is "rhys start date pushed again. 5 may now, …".
-    A headless sentence opens with a value or a name and no verb, in a short clause."""
+    A headless sentence's first clause is short, holds a value or an acronym, and has no
+    verb or subject of its own."""
     out: list[str] = []
     for sentence in found:
         before = out[-1] if out else ""
@@ -701,14 +702,25 @@ def _set_object(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _value_kinds(text: str) -> set[str]:
-    """The kinds of the values a text holds, each read with the word after it."""
+def _valued(text: str) -> list[tuple[str, str]]:
+    """Each value of a text with its kind, read with the word after it ("20 km", "30
+    minutes"), in order."""
     words = tokens(text)
-    return {
-        slot_shape(word, words[i + 1] if i + 1 < len(words) else "")
+    return [
+        (word, slot_shape(word, words[i + 1] if i + 1 < len(words) else ""))
         for i, word in enumerate(words)
         if is_value(word)
-    }
+    ]
+
+
+def _value_kinds(text: str) -> set[str]:
+    """The kinds of the values a text holds."""
+    return {kind for _, kind in _valued(text)}
+
+
+def _kind_of(value: str, text: str) -> str | None:
+    """The kind of ``value`` as ``text`` says it."""
+    return next((kind for word, kind in _valued(text) if word == value), None)
 
 
 def correct_held(fragment: str, holder: str) -> str | None:
@@ -719,30 +731,18 @@ def correct_held(fragment: str, holder: str) -> str | None:
     the two share a word of what the value is of ("bottles"): "The warehouse is at 2400 Elm
     Street" holds 2400 too, and is not what the bottles correct."""
     former = [t for t in tokens(parse(fragment).negated or "") if is_value(t)]
-    new = [t for t in tokens(without_denied(fragment)) if is_value(t) and t not in former]
+    said = without_denied(fragment)
+    new = [t for t in tokens(said) if is_value(t) and t not in former]
     if len(former) != 1 or len(new) != 1 or shape(former[0]) != shape(new[0]):
         return None
     spots = list(re.finditer(rf"(?<![\w.]){re.escape(former[0])}(?![\w]|\.\d)", holder, re.I))
     if len(spots) != 1 or not words_of(fragment) & words_of(holder):
         return None
-    if _kind_of(new[0], without_denied(fragment)) != _kind_of(former[0], holder):
+    if _kind_of(new[0], said) != _kind_of(former[0], holder):
         return None  # "30 minutes, not 20" does not correct "the drive is 20 km"
     raw = re.search(rf"(?<![\w.]){re.escape(new[0])}(?![\w]|\.\d)", fragment, re.I)
     value = raw.group(0) if raw else new[0]
     return holder[: spots[0].start()] + value + holder[spots[0].end() :]
-
-
-def _kind_of(value: str, text: str) -> str | None:
-    """The kind of ``value`` as ``text`` says it, read with its unit ("20 km", "30 minutes")."""
-    words = tokens(text)
-    return next(
-        (
-            slot_shape(w, words[i + 1] if i + 1 < len(words) else "")
-            for i, w in enumerate(words)
-            if w == value
-        ),
-        None,
-    )
 
 
 def resolve(fragment: str, earlier: list[str]) -> str | None:

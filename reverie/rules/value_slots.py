@@ -493,9 +493,10 @@ ASKED_SHARED = 2
 def changes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
     """Two answers to one question, the newer saying its value changed ("the number of
     mentees … has increased to 7" after "mentoring those 5 women …", asked "how many women
-    have I highlighted as mentees …?"): the question names the thing both are about — a
-    word of it in each, the same — where their own words may not; the new value is of a
-    kind the old text holds. Orders search hits only; never supersedes."""
+    have I highlighted as mentees in my media portfolio?"): the question names the thing
+    both are about — two of its words in each, the same two — where the words beside their
+    values may not; the new value is of a kind the old text holds. Orders search hits only;
+    never supersedes."""
     if not changes_a_value(new_text):
         return False
     about = words_of(new_text) & words_of(old_text) & asked
