@@ -354,6 +354,22 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_the_rule_gate_keeps_statements_of_their_moment_in_their_topic",
         ),
     ),
+    Mutant(
+        "distill-rules-keep",
+        "reverie/config.py",
+        "rules_keep: float = 0.5",
+        "rules_keep: float = 1.0",
+        "a topic too long to show whole always needs the model, though the rules keep most of it",
+        ("tests/test_review.py::test_the_rules_summarise_a_topic_while_they_keep_half_of_it",),
+    ),
+    Mutant(
+        "distill-regrow",
+        "reverie/config.py",
+        "regrow: float = 2.0",
+        "regrow: float = 1.0",
+        "the model is asked about a topic again as soon as it has new facts, not once it doubled",
+        ("tests/test_review.py::test_a_topic_the_model_summarised_waits_until_its_text_doubles",),
+    ),
 )
 
 

@@ -98,6 +98,16 @@ class DistillerConfig:
     """A summarised topic is summarised again once this many facts were written since;
     meanwhile the snapshot renders it from its live facts, so nothing stale is shown."""
     rules_first: bool = True
+    """False: the model summarises every due topic, whatever the rules could do."""
+    rules_keep: float = 0.5
+    """A topic too long to show whole is summarised by the rules (its deepest and newest
+    whole facts) while those keep at least this share of its live text; beyond, it needs
+    the model."""
+    regrow: float = 2.0
+    """A topic the model summarised is asked about again only once its live text is this
+    many times what that summary was made from (until then, while the rules cannot keep
+    ``rules_keep`` of it, the snapshot renders its newest live facts): calls grow with the
+    log of what a topic holds, not with the days it changed on."""
     timeout_s: float = 120.0
 
 

@@ -471,6 +471,90 @@ async def test_a_summarised_topic_waits_for_enough_new_facts(
             assert distilled == (1 if day == 3 else 0), day
 
 
+_SERVICES = (
+    "billing",
+    "search",
+    "ledger",
+    "mailer",
+    "gateway",
+    "scheduler",
+    "archive",
+    "metrics",
+    "uploads",
+    "payments",
+    "reports",
+    "invoices",
+    "catalog",
+    "profiles",
+    "exports",
+    "tickets",
+    "alerts",
+    "backups",
+    "imports",
+    "sessions",
+    "webhooks",
+    "pricing",
+    "routing",
+    "audits",
+)
+
+
+def service_facts(start: int, count: int) -> list[str]:
+    """Distinct facts of about 62 chars, none a correction of another."""
+    return [
+        f"The {name} service runs {i + 2} workers on host {name}-{i:02d}.internal"
+        for i, name in enumerate(_SERVICES[start : start + count], start=start)
+    ]
+
+
+def distill_round(report: dict[str, Any]) -> list[tuple[str, str | None]]:
+    return [(t["status"], t.get("by")) for t in review_stage(report, "distiller")["topics"]]
+
+
+async def distill_calls(rv: reverie.Reverie) -> int:
+    return int((await rv.model_calls("a")).get("distiller", {}).get("calls", 0))
+
+
+async def test_the_rules_summarise_a_topic_while_they_keep_half_of_it(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Invariant: a topic too long to show whole is summarised by the rules, with no call,
+    while its deepest and newest whole facts keep ``rules_keep`` (half) of its live text;
+    past that, the model summarises it."""
+    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "services", *service_facts(0, 5))  # 312 chars: 4 of 5 kept
+        assert distill_round(await rv.review()) == [("distilled", "rules")]
+        assert await distill_calls(rv) == 0
+        clock.advance(timedelta(days=1))
+        await save(rv, "services", *service_facts(5, 5))  # 640 chars: 4 of 10 kept
+        assert distill_round(await rv.review(force=True)) == [("distilled", "offline")]
+        assert await distill_calls(rv) == 1
+
+
+async def test_a_topic_the_model_summarised_waits_until_its_text_doubles(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Invariant: the model is asked about a topic again only once its live text is
+    ``regrow`` (twice) what its last model summary came from; meanwhile the topic waits
+    (no call) and its snapshot line shows its newest live facts."""
+    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "services", *service_facts(0, 10))  # 640 chars
+        assert distill_round(await rv.review()) == [("distilled", "offline")]
+        for start in (10, 14):  # 904, then 1162 chars: under twice 640
+            clock.advance(timedelta(days=1))
+            await save(rv, "services", *service_facts(start, 4))
+            assert distill_round(await rv.review(force=True)) == []
+            assert await distill_calls(rv) == 1
+        snapshot = (await rv.namespace("a").snapshot()).text
+        assert "backups-17.internal" in snapshot  # the newest fact, not the old summary
+        clock.advance(timedelta(days=1))
+        await save(rv, "services", *service_facts(18, 3))  # 1361 chars: twice 640 and more
+        assert distill_round(await rv.review(force=True)) == [("distilled", "offline")]
+        assert await distill_calls(rv) == 2
+
+
 # -- a failing model, scale, fairness between namespaces ----------------------------------
 
 

@@ -2,10 +2,14 @@
 
 A topic is distilled when it has facts and no summary, and again once ``min_new_facts``
 facts were added since its own watermark (the highest fact row it was last distilled
-from); at most ``max_topics`` per round, most recently updated first. A topic whose
-summary failed, was deferred or did not fit the budget keeps its watermark and is retried
-next round. The summary comes from live facts only and must
-pass the rules (length, no value that no live fact carries) before it is stored.
+from); at most ``max_topics`` per round, most recently updated first. The rules summarise
+it (no call) while its deepest and newest whole facts keep ``rules_keep`` of its live
+text; beyond, the model does, in one call for the round — and a topic the model
+summarised is asked about again only once its live text is ``regrow`` times what that
+summary came from (meanwhile it waits, and the snapshot shows its newest live facts). A
+topic whose summary failed, was deferred or did not fit the budget keeps its watermark
+and is retried next round. The summary comes from live facts only and must pass the
+rules (length, no value that no live fact carries) before it is stored.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from opentelemetry import trace
 
@@ -24,7 +28,7 @@ from reverie.bus.messages import DistillDue
 from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.reports import DistillerDetails, TopicResult
-from reverie.rules.consolidation import fits_whole, summarise, summary_problem
+from reverie.rules.consolidation import kept_share, summarise, summary_problem, text_size
 from reverie.stores import generated, review_state, topics
 from reverie.stores.db import fetchone
 from reverie.stores.records import Fact
@@ -32,6 +36,13 @@ from reverie.telemetry.logs import get_logger, info_wanted
 
 log = get_logger("reverie.distiller")
 BY_RULES = "rules"  # a summary made of whole live facts (no model asked)
+
+
+class Due(NamedTuple):
+    """A chosen topic's live facts, and whether the model summarises them."""
+
+    live: list[Fact]
+    ask: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +66,15 @@ def watermark_key(topic: str) -> str:
 
 def summary_key(topic: str) -> str:
     return f"summary:{topic}"
+
+
+def asked_key(topic: str) -> str:
+    """The live text (chars) the model's last summary of ``topic`` was made from."""
+    return f"distill:asked:{topic}"
+
+
+def _sized(live: list[Fact]) -> list[tuple[str, int]]:
+    return [(f.content, f.depth) for f in live]
 
 
 class Distiller(Stage):
@@ -94,11 +114,31 @@ class Distiller(Stage):
         )
         return int(row[0]) if row else 0
 
-    def look(self, conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], dict[str, list[Fact]]]:
-        """The stale topics, and the live facts of those chosen: one read."""
-        stale = self._stale(conn)
-        chosen = stale[: self.cfg.max_topics]
-        return stale, {t: topics.live(conn, self.namespace, t) for t, _ in chosen}
+    def look(self, conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], dict[str, Due]]:
+        """The due topics (stale ones not waiting to regrow), and the live facts and way
+        of summarising of those chosen: one read."""
+        due: list[tuple[str, int]] = []
+        found: dict[str, Due] = {}
+        for topic, top in self._stale(conn):
+            live = topics.live(conn, self.namespace, topic)
+            ask = self._asks(conn, topic, live)
+            if ask is None:
+                continue
+            due.append((topic, top))
+            if len(found) < self.cfg.max_topics:
+                found[topic] = Due(live, ask)
+        return due, found
+
+    def _asks(self, conn: sqlite3.Connection, topic: str, live: list[Fact]) -> bool | None:
+        """Whether the model summarises ``topic`` this round (False: the rules do; None:
+        neither — the model summarised it and its live text has not regrown since)."""
+        facts = _sized(live)
+        if not self.cfg.rules_first:
+            return True
+        if kept_share(facts, self.cfg.summary_chars) >= self.cfg.rules_keep:
+            return False
+        asked = float(review_state.get(conn, self.namespace, asked_key(topic), 0) or 0)
+        return True if text_size(facts) >= self.cfg.regrow * asked else None
 
     async def run(self) -> DistillerDetails:
         stale, found = await self.looked()
@@ -135,6 +175,9 @@ class Distiller(Stage):
                 review_state.put(
                     conn, self.namespace, watermark_key(topic), record.watermark, stamp
                 )
+                if record.by != BY_RULES:
+                    size = text_size(_sized(drafts[topic].live))
+                    review_state.put(conn, self.namespace, asked_key(topic), size, stamp)
                 generated.remember(conn, self.namespace, summary, f"distiller:{topic}", stamp)
                 self.audit(
                     conn,
@@ -176,16 +219,15 @@ class Distiller(Stage):
                     chars=record.chars,
                 )
 
-    async def _drafts(self, found: dict[str, list[Fact]]) -> dict[str, Draft]:
-        """Each chosen topic's live facts and a summary: by rules when its facts fit whole,
-        else from one model call for every topic of the round (one bounded call, not one
-        each)."""
+    async def _drafts(self, found: dict[str, Due]) -> dict[str, Draft]:
+        """Each chosen topic's live facts and a summary: by the rules where they keep
+        enough of it, else from one model call for every topic of the round (one bounded
+        call, not one each)."""
         drafts: dict[str, Draft] = {}
         asked: list[tuple[str, list[Fact]]] = []
-        for topic, live in found.items():
-            facts = [(f.content, f.depth) for f in live]
-            if self.cfg.rules_first and fits_whole(facts, self.cfg.summary_chars):
-                summary = summarise(facts, self.cfg.summary_chars)  # nothing to judge
+        for topic, (live, ask) in found.items():
+            if not ask:
+                summary = summarise(_sized(live), self.cfg.summary_chars)  # nothing to judge
                 drafts[topic] = Draft(live, summary, BY_RULES)
             else:
                 asked.append((topic, live))

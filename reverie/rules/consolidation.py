@@ -56,10 +56,17 @@ def summarise(facts: Sequence[tuple[str, int]], max_chars: int) -> str:
     return "; ".join(texts[i] for i in sorted(picked))
 
 
-def fits_whole(facts: Sequence[tuple[str, int]], max_chars: int) -> bool:
-    """Whether every live fact fits in the summary as it is: nothing to judge, no call."""
+def text_size(facts: Sequence[tuple[str, int]]) -> int:
+    """The chars of every live fact joined as :func:`summarise` joins them."""
     texts = [_clean(content) for content, _ in facts]
-    return sum(len(t) for t in texts) + 2 * max(0, len(texts) - 1) <= max_chars
+    return sum(len(t) for t in texts) + 2 * max(0, len(texts) - 1)
+
+
+def kept_share(facts: Sequence[tuple[str, int]], max_chars: int) -> float:
+    """The share of the live facts' text that the rules' summary (:func:`summarise`)
+    keeps: 1.0 when they fit whole."""
+    size = text_size(facts)
+    return 1.0 if size <= max_chars else len(summarise(facts, max_chars)) / size
 
 
 def summary_problem(
