@@ -303,8 +303,9 @@ _NOT_A_NAME: Final = frozenset(
     monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday week
     month year day days weeks months years hour hours minute minutes""".split()
 )
-# The closed classes of English (pronouns, determiners, prepositions, conjunctions,
-# auxiliaries, modals) and chat's fillers: a topic is never named after one of them.
+# The closed classes of English (pronouns, determiners, quantifiers, prepositions,
+# conjunctions, auxiliaries, modals), the calendar's abbreviations and chat's fillers: a
+# topic is never named after one of them.
 FUNCTION_WORDS: Final = STOPWORDS | frozenset(
     """i me my mine myself we us our ours you your yours he him his she her hers it its they
     them their theirs this that these those who whom whose which what where when why how
@@ -324,7 +325,12 @@ FUNCTION_WORDS: Final = STOPWORDS | frozenset(
     given new old good bad big small first last next sorry typo heads ref fyi note quick
     question update reminder fwiw imo tbh thx yeah cool nice great plus few changes kinda
     sorta gonna wanna gotta lemme dunno totally super literally honestly ugh argh meh
-    oops whoops welp gah omg wow yay phew""".split()
+    oops whoops welp gah omg wow yay phew
+    everyone everybody someone somebody anyone anybody nobody everywhere somewhere anywhere
+    around aside per via across along among amid toward towards upon within without beyond
+    despite except near past throughout unlike versus vs least less fewer several lots
+    plenty jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs
+    fri sat sun""".split()
 )
 
 
