@@ -183,6 +183,17 @@ def test_redaction_keeps_the_text_around_each_secret() -> None:
     assert [f.kind for f in findings(text)] == ["aws-access-key", "slack-token"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["db password=Hunter2Secret!", "pw=Tr0ub4dor&3!?", "the password is hunter2!! ok"],
+)
+def test_redaction_takes_the_symbols_written_onto_a_secret(text: str) -> None:
+    """A password may end in "!": the marker takes such symbols, so no piece is left."""
+    redacted = redact(text)
+    assert "!" not in redacted and "?" not in redacted, redacted
+    assert redacted.count("[redacted password-assignment]") == 1
+
+
 def test_value_thresholds() -> None:
     """The length floors of a labelled value: a mutant of either constant fails here."""
     assert not secret_formats.credential("ab1!x") and secret_formats.credential("ab1!xy")

@@ -99,12 +99,22 @@ def secret_kind(text: str) -> str | None:
     return found[0].kind if found else None
 
 
+# symbols written onto a secret's end: a password may end in them ("Hunter2Secret!"), so
+# the marker takes them too rather than leave a piece of the secret beside it (a comma,
+# colon, semicolon or full stop there ends the sentence, and stays)
+_TAIL: Final = frozenset("!?#$%&*+-=~^@")
+
+
 def redact(text: str) -> str:
-    """The text with each secret replaced by ``[redacted <kind>]``."""
+    """The text with each secret, and any punctuation written onto its end, replaced by
+    ``[redacted <kind>]``."""
     pieces, at = [], 0
     for item in findings(text):
+        end = item.end
+        while end < len(text) and text[end] in _TAIL:
+            end += 1
         pieces += [text[at : item.start], f"[redacted {item.kind}]"]
-        at = item.end
+        at = max(at, end)
     return "".join([*pieces, text[at:]])
 
 
