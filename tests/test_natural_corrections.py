@@ -116,6 +116,15 @@ NATURAL = [
         "I offer to Nordkost 9,80 euro for bottle, ex works.",
         "the price changed: 10,50 euro for bottle, because the harvest is small this year.",
     ),
+    # one value each and a change said of a name both give it to (no other word shared)
+    (
+        "The Harbour Run is on 14 June this year",
+        "they moved the Harbour Run back a week, so 21 June now",
+    ),
+    (
+        "I drive a Volvo FH 500 on the Poznan route",
+        "the company gave me a new truck, no more Volvo, now I have a DAF XF 480",
+    ),
 ]
 
 UNRELATED = [
@@ -142,6 +151,8 @@ UNRELATED = [
         "please disregard the 2nd invoice, it was sent twice",
     ),
     ("Caroline went to 2 concerts in May", "Caroline now has 3 kids"),
+    # a name opening both is a person doing two things, not one thing's value
+    ("Caroline adopted a dog in 2019", "Caroline moved to Boston in 2021"),
     ("Server web-1 listens on port 8001", "Server web-2 now listens on port 8002"),
     ("Server 1 is down", "Server 2 is down"),
     ("Melanie ran 5 miles on Sunday", "Melanie ran 10 miles on Tuesday"),
