@@ -19,6 +19,9 @@ class TopicCommand:
     action: str
     topic: str | None
     content: str | None
+    formerly: tuple[str, ...] = ()
+    """What the flush collapsed into this save (said before it in the session): indexed
+    with the fact, never stored as facts of their own. Not a tool argument."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -24,7 +24,7 @@ from reverie.bus.actor import Actor
 from reverie.bus.bus import Bus
 from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, ToolCall
 from reverie.clock import Clock
-from reverie.commands import Command
+from reverie.commands import Command, TopicCommand
 from reverie.config import Config
 from reverie.embedding.index import VectorIndex
 from reverie.errors import ReverieError, ToolInputError
@@ -300,7 +300,9 @@ class Flusher(Actor, Clocked):
     async def _route(self, batch: Batch, report: FlushReport) -> None:
         # every instruction is flagged, even one a later statement restates
         unflagged = [e for e in batch.items if not self._flag(e, report, batch.framed)]
-        current, replaced = latest_only([e for e in unflagged if not _for_agent(e, report)])
+        current, replaced, formerly = latest_only(
+            [e for e in unflagged if not _for_agent(e, report)]
+        )
         report.skipped += len(replaced)
         if replaced:
             report.skipped_because["restated later in the session"] += len(replaced)
@@ -308,7 +310,10 @@ class Flusher(Actor, Clocked):
         for extract in _identity_first(
             by_priority([e for e in current if e.id not in waiting]), routes
         ):
-            outcome = await self._one(extract, routes.get(extract.id), batch, report)
+            route = routes.get(extract.id)
+            if route is not None and extract.id in formerly:
+                route = {**route, "formerly": formerly[extract.id]}
+            outcome = await self._one(extract, route, batch, report)
             if outcome == "wait":
                 waiting.append(extract.id)
         report.left_for_next = len(waiting)
@@ -443,11 +448,15 @@ class Flusher(Actor, Clocked):
             return None, "rejected: the content is not the candidate's own words"
         try:
             if home == Home.TOPIC:
-                return parse_call(
+                save = parse_call(
                     "topic",
                     {"action": "save", "topic": route["topic"], "content": content},
                     self.config.writer,
-                ), ""
+                )
+                said = tuple(route.get("formerly", ()))  # collapsed into it: its words
+                if said and isinstance(save, TopicCommand):
+                    save = replace(save, formerly=said)
+                return save, ""
             return parse_call(
                 "memory",
                 {"action": "add", "target": home, "content": content},

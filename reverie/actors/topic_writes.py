@@ -89,10 +89,12 @@ class TopicWrites(WriteBase):
                 assert decision.fact_id is not None
                 old = candidates[decision.fact_id]
                 fact = self._new_fact(call, topic, content, now, old)
-                return self._save_fact(conn, call, fact, old, created_topic)
+                outcome = self._save_fact(conn, call, fact, old, created_topic)
             case _:
                 fact = self._new_fact(call, topic, content, now, None)
-                return self._save_fact(conn, call, fact, None, created_topic)
+                outcome = self._save_fact(conn, call, fact, None, created_topic)
+        topics.index_formerly(conn, fact.id, cmd.formerly)
+        return outcome
 
     def _open_topic(self, conn: sqlite3.Connection, topic: str, now: str) -> bool:
         """Creates the topic if it is new and the topic limit allows; True if it was created."""

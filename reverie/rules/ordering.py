@@ -24,19 +24,30 @@ class Statement(Protocol):
 S = TypeVar("S", bound=Statement)
 
 
-def latest_only(batch: Sequence[S]) -> tuple[list[S], list[S]]:
-    """(current, replaced): a statement is replaced when a later one of the same session
-    corrects it ("30s" … "no wait, 45s" keeps only "45s")."""
+def latest_only(batch: Sequence[S]) -> tuple[list[S], list[S], dict[int, list[str]]]:
+    """(current, replaced, formerly): a statement is replaced when a later one of the same
+    session corrects it ("30s" … "no wait, 45s" keeps only "45s"); ``formerly`` gives each
+    current statement the texts it replaced, oldest first (through a replacement that was
+    replaced in turn), so their words can stay with it."""
     ordered = sorted(batch, key=lambda s: s.id)
     current: list[S] = []
     replaced: list[S] = []
+    successor: dict[int, int] = {}
     for i, statement in enumerate(ordered):
         later = [s for s in ordered[i + 1 :] if s.session_id == statement.session_id]
-        if any(supersedes(s.text, statement.text) for s in later):
-            replaced.append(statement)
-        else:
+        by = next((s for s in later if supersedes(s.text, statement.text)), None)
+        if by is None:
             current.append(statement)
-    return current, replaced
+        else:
+            replaced.append(statement)
+            successor[statement.id] = by.id
+    formerly: dict[int, list[str]] = {}
+    for statement in replaced:
+        head = statement.id
+        while head in successor:
+            head = successor[head]
+        formerly.setdefault(head, []).append(statement.text)
+    return current, replaced, formerly
 
 
 def by_priority(batch: Sequence[S]) -> list[S]:

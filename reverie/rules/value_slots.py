@@ -92,8 +92,8 @@ def value_slots(
         unit = next(
             (
                 stem(w)
-                for w in words[i + 1 : i + 2]
-                if w.isalpha() and w not in STOPWORDS and w not in _NOT_UNITS
+                for w in words[i + 1 : i + 2]  # a month is one, though "may" is a modal too
+                if w.isalpha() and (w in MONTHS or w not in STOPWORDS) and w not in _NOT_UNITS
             ),
             "",
         )

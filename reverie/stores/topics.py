@@ -4,6 +4,7 @@ fact is ever deleted, so every chain replays from its root."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from reverie.errors import StoreError
 from reverie.rules.similarity import normalise
@@ -172,6 +173,29 @@ def _facts_in(conn: sqlite3.Connection, parts: list[str], params: list[object]) 
         params,
     )
     return [_fact(row) for row in rows]
+
+
+FORMER_CHARS = 4000  # a chain row's length, as the schema's trigger keeps it
+
+
+def index_formerly(conn: sqlite3.Connection, fact_id: str, texts: Sequence[str]) -> None:
+    """What was said before a fact in its session and collapsed into it ("30s" … "no
+    wait, 45s"): indexed in the fact's chain row (kind 0, the row a superseded text joins),
+    newest first before any older link's text, so the fact is found by those words too —
+    shown as the fact, never stored as facts of their own."""
+    if not texts:
+        return
+    row = fetchone(conn, "SELECT rowid, namespace FROM facts WHERE id = ?", (fact_id,))
+    if row is None:
+        return
+    rid, namespace = int(row[0]) * 4, str(row[1])
+    had = fetchone(conn, "SELECT text FROM search_index WHERE rowid = ?", (rid,))
+    text = "\n".join([*reversed(texts), *([str(had[0])] if had else [])])[:FORMER_CHARS]
+    conn.execute("DELETE FROM search_index WHERE rowid = ?", (rid,))
+    conn.execute(
+        "INSERT INTO search_index (rowid, text, namespace) VALUES (?, ?, ?)",
+        (rid, text, namespace),
+    )
 
 
 def invalidate(conn: sqlite3.Connection, fact_id: str, superseded_by: str, when: str) -> None:
