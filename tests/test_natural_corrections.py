@@ -116,6 +116,11 @@ NATURAL = [
         "I offer to Nordkost 9,80 euro for bottle, ex works.",
         "the price changed: 10,50 euro for bottle, because the harvest is small this year.",
     ),
+    # "defer … to" says a change of a date
+    (
+        "The board review is scheduled for 14 February.",
+        "the chair asked us to defer the board review to 28 February",
+    ),
     # one value each and a change said of a name both give it to (no other word shared)
     (
         "The Harbour Run is on 14 June this year",
