@@ -118,6 +118,20 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ),
         # a password said as what the user types, in passing
         ("it keeps rejecting my password. I'm typing Pastel#Nata88", "password-assignment"),
+        # a lock's code said later in its sentence (an unseen set stored these)
+        (
+            "there's a key safe on the barn wall, the code's 2719, pull the lever down",
+            "access-code",
+        ),
+        (
+            "can you remind me the alarm code for when mia opens on monday while i'm off, it's 6630",
+            "access-code",
+        ),
+        # an account given a password's value
+        (
+            'the club\'s shared Canva account is "Tidewater!77" if you need it',
+            "password-assignment",
+        ),
         # a token near its label, ending the sentence: the full stop is not part of a host
         ("Admin token currently zq_live_" + "7hR2kXw9Lm4Tq8Vb", "token-assignment"),
         ("Admin token currently zq_live_" + "7hR2kXw9Lm4Tq8Vb.", "token-assignment"),
@@ -167,6 +181,11 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "I typed pip install requests",
         "I am typing Hello World",
         "I logged in with Okta SSO",
+        # a code word and a count later in the sentence: a count, not a code
+        "the gate code is on the fridge, there are 1200 sheep in the top field",
+        "the security code review found 1500 issues",
+        "my account is 12345678 on the invoice",
+        "the account is Marketing",
     ],
 )
 def test_talk_about_a_secret_is_not_one(text: str) -> None:

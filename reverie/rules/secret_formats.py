@@ -179,6 +179,24 @@ _NOT_A_QUANTITY = (
     r"|pounds?|people|guests|users|items|units|words|pages|rpm|watts?|w|kw|v|volts?)\b))"
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")
+# what may come right before "code" said apart from its lock: a determiner or a pause
+# (each a fixed-width look back, tried only where "code" starts)
+_AFTER_WORD = "|".join(
+    [
+        *(rf"(?<=\b{d} )" for d in "the The its their his her a my our your".split()),
+        *(f"(?<={re.escape(p + space)})" for p in ",;:(" for space in ("", " ")),
+    ]
+)
+_LOCKS = (
+    r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker"
+    r"|building|entry|access|security)\b)"
+)
+# what may follow a code said far from its label: the sentence's end or a pause, or a
+# closed-class word — never a counted thing ("there are 1200 sheep")
+_CODE_ENDS = (
+    r"(?=\s*(?:$|[,;:!?)\]\u2014\u2013]|\.(?!\d)|-\s|(?i:and|or|but|then|so|if|for|to|on|at"
+    r"|from|until|when|btw|lol|pls|please|thanks)\b))"
+)
 _RULES: Final = (
     _rule("aws-access-key", RANK_FORMAT, "akia asia abia acca a3t", rf"\b{AWS_KEY_ID.pattern}\b"),
     _rule(
@@ -296,6 +314,28 @@ _RULES: Final = (
         r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
+    ),
+    _rule(  # a lock's code said later in its sentence: "a key safe by the side door, the
+        # code's 4471"; "the alarm code for her for when she opens on sunday …, it's 8812"
+        "access-code",
+        RANK_SHAPE,
+        "code",
+        # "code" right after its lock, or later after a determiner or a pause: never another
+        # kind of code ("the door … has area code 0161")
+        rf"(?:{_LOCKS}\s+(?:(?i:panel|pad|system)\s+)?|{_LOCKS}[^.!?\n]{{0,60}}?(?=(?i:code)\b)"
+        rf"(?:{_AFTER_WORD}))(?i:code\b)"
+        # up to the first digit at once (possessive: nothing to try twice), said after a
+        # space, "=" or ":" ("the code's 4471", "…, it's 8812", "code: 7788")
+        r"(?:['\u2019]s)?[^.!?\n\d#*]{0,80}+(?<=[\s=:])(?P<v>[#*]?\d{4,8}[#*]?)" + _CODE_ENDS,
+        lambda v: not _YEAR.fullmatch(v),
+    ),
+    _rule(  # an account given a password's value: "the shared DJI account … is "Chamine#Vila26""
+        "password-assignment",
+        RANK_SHAPE,
+        "account",
+        r"(?i:\baccount\b)[^.!?\n]{0,60}?\s(?i:is|=|:)\s*[\"'`\u201c]?"
+        r"(?P<v>[^\s\"'`\u201d,;<]{8,64})",
+        lambda v: strong(v.rstrip(".!?")),
     ),
     _rule(  # a login said as user and password: "I log in with marloes.v / Rdam!2026haven"
         "password-assignment",
