@@ -124,7 +124,8 @@ def test_labelled_set_caught_and_false_positives() -> None:
             "access-code",
         ),
         (
-            "can you remind me the alarm code for when mia opens on monday while i'm off, it's 6630",
+            "can you remind me the alarm code for when mia opens on monday while i'm off,"
+            " it's 6630",
             "access-code",
         ),
         # an account given a password's value
