@@ -370,15 +370,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "the model is asked about a topic again as soon as it has new facts, not once it doubled",
         ("tests/test_review.py::test_a_topic_the_model_summarised_waits_until_its_text_doubles",),
     ),
-    Mutant(
-        "renamed-change-initial",
-        "reverie/rules/value_slots.py",
-        "return bool(_names(new_text) & _names(old_text))",
-        "return bool(_names(new_text, initial=True) & _names(old_text, initial=True))",
-        "a name opening both statements (a person doing two things) counts as what one value"
-        " belongs to",
-        ("tests/test_natural_corrections.py::test_other_facts_and_narrative_do_not_supersede",),
-    ),
 )
 
 

@@ -107,7 +107,9 @@ class DistillerConfig:
     """A topic the model summarised is asked about again only once its live text is this
     many times what that summary was made from (until then, while the rules cannot keep
     ``rules_keep`` of it, the snapshot renders its newest live facts): calls grow with the
-    log of what a topic holds, not with the days it changed on."""
+    log of what a topic holds, not with the days it changed on. A summary by the rules
+    since ends the wait; with ``rules_first = false`` there is none (every due topic is
+    asked)."""
     timeout_s: float = 120.0
 
 

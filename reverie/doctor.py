@@ -388,6 +388,9 @@ def _recover_facts(conn: sqlite3.Connection, namespace: str, path: Path, gate: _
         old = topics.get(conn, namespace, event["id"])
         if old is not None and old.invalid_at is None:
             topics.invalidate(conn, old.id, str(successor), str(event.get("at") or now))
+    for event in events:  # after the chains: indexed with each chain's live fact
+        if event.get("event") == "add" and event["id"] in have and event.get("formerly"):
+            topics.index_formerly(conn, event["id"], [str(t) for t in event["formerly"]])
 
 
 def _fact(namespace: str, topic: str, event: dict[str, Any], have: set[str]) -> Fact | None:

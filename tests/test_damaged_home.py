@@ -420,3 +420,34 @@ def test_doctor_output_puts_the_repair_before_the_state_after_it(tmp_path: Path)
     after = next(n for n, line in enumerate(lines) if line.startswith("after the repair"))
     assert after > first[1] and "database: ok" in lines[after]
     assert lines[-1] == "healthy"
+
+
+async def test_a_repair_indexes_what_a_fact_collapsed_again(tmp_path: Path) -> None:
+    """What the flush collapsed into a fact is in its add event, so a repaired home still
+    finds the fact by those words — also once a later correction superseded it."""
+    async with reverie.open(tmp_path) as rv:
+        ns = rv.namespace("a")
+        for session, turns in (
+            (
+                "s",
+                (
+                    "The race start on the coast path is at 9am this year.",
+                    "the race start moved to 10am",
+                ),
+            ),
+            ("t", ("update: the race start is 11am now",)),
+        ):
+            async with ns.session(session) as s:
+                for turn in turns:
+                    await s.turn(user=turn)
+                await s.idle()
+                await rv.wait_idle()
+        before = [h.text for h in await ns.search("coast path", k=5) if h.kind == "fact"]
+    assert before == ["update: the race start is 11am now"]
+    for path in tmp_path.glob("reverie.db*"):
+        path.unlink()
+    doctor(tmp_path, "--repair", code=0)
+    async with reverie.open(tmp_path) as rv:
+        ns = rv.namespace("a")
+        after = [h.text for h in await ns.search("coast path", k=5) if h.kind == "fact"]
+    assert after == before

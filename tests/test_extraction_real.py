@@ -518,6 +518,9 @@ def test_what_the_user_does_is_about_the_user() -> None:
         ("I've set a goal to finish at least 3 series by February 28", "goal"),
         ("we pay around 400 a month for the unit", "unit"),
         ("deadline moved to dec 3 for the grant report", "deadline"),
+        # a word that is also a weekday's abbreviation names a thing here
+        ("I got 1450 on the SAT", "sat"),
+        ("I need 30 minutes of sun a day", "sun"),
     ],
 )
 def test_topics_are_named_from_the_subject_never_a_function_word(text: str, name: str) -> None:

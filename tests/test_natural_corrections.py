@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 import reverie
+from reverie import Config
 from reverie.rules.claims import parse, without_denied
 from reverie.rules.extraction import bare_value, correct_held, resolve
 from reverie.rules.routing import topic_name
@@ -121,15 +123,6 @@ NATURAL = [
         "The board review is scheduled for 14 February.",
         "the chair asked us to defer the board review to 28 February",
     ),
-    # one value each and a change said of a name both give it to (no other word shared)
-    (
-        "The Harbour Run is on 14 June this year",
-        "they moved the Harbour Run back a week, so 21 June now",
-    ),
-    (
-        "I drive a Volvo FH 500 on the Poznan route",
-        "the company gave me a new truck, no more Volvo, now I have a DAF XF 480",
-    ),
 ]
 
 UNRELATED = [
@@ -166,8 +159,11 @@ UNRELATED = [
         "Nellie came 1st in the club race on Saturday",
         "the club pushed the Cork race back a week, it is 8th May now",
     ),
-    # a name opening both is a person doing two things, not one thing's value
+    # a name both statements hold says nothing of which thing a value belongs to (a cold
+    # review's pairs: a rule reading them so was tried and dropped)
     ("Caroline adopted a dog in 2019", "Caroline moved to Boston in 2021"),
+    ("My rent for the flat near Google is 1500 euro", "my salary at Google increased to 5000 euro"),
+    ("My flight to Berlin is on 3 May", "they moved my hotel booking in Berlin to 5 May"),
     ("Server web-1 listens on port 8001", "Server web-2 now listens on port 8002"),
     ("Server 1 is down", "Server 2 is down"),
     ("Melanie ran 5 miles on Sunday", "Melanie ran 10 miles on Tuesday"),
@@ -344,20 +340,41 @@ async def test_a_collapsed_statement_s_words_find_what_replaced_it(rv: reverie.R
     find the correction (as a superseded fact's words find its successor)."""
     ns = rv.namespace("a")
     async with ns.session("s") as s:
-        await s.turn(user="The Harbour Run on the coast path is on 14 June this year.")
-        await s.turn(user="ugh, they moved the Harbour Run back a week, so 21 June now")
+        await s.turn(user="The race start on the coast path is at 9am this year.")
+        await s.turn(user="the race start moved to 10am")
         await s.idle()
         await rv.wait_idle()
     facts = [h.text for h in await ns.search("coast path", k=5) if h.kind == "fact"]
-    assert facts == ["ugh, they moved the Harbour Run back a week, so 21 June now"]
-    every = [h.text for h in await ns.search("Harbour Run June", k=10) if h.kind == "fact"]
+    assert facts == ["the race start moved to 10am"]
+    every = [h.text for h in await ns.search("race start", k=10) if h.kind == "fact"]
     assert every == facts  # the first was not stored as a fact
     async with ns.session("t") as s:  # a later correction keeps those words with it
-        await s.turn(user="update: the Harbour Run is 28 June now, the council said")
+        await s.turn(user="update: the race start is 11am now")
         await s.idle()
         await rv.wait_idle()
     facts = [h.text for h in await ns.search("coast path", k=5) if h.kind == "fact"]
-    assert facts == ["update: the Harbour Run is 28 June now, the council said"]
+    assert facts == ["update: the race start is 11am now"]
+
+
+async def test_what_a_waiting_statement_replaced_waits_with_it(tmp_path: Path) -> None:
+    """A correction left for the next flush (over this one's budget) keeps the words of
+    what it replaced: those wait with it, and are collapsed into it when it is written."""
+    starved = Config().with_section("flusher", max_topic_saves=0)
+    async with reverie.open(tmp_path, config=starved) as rv:
+        async with rv.namespace("a").session("s") as s:
+            await s.turn(user="The race start on the coast path is at 9am this year.")
+            await s.turn(user="the race start moved to 10am")
+            await s.idle()
+            await rv.wait_idle()
+        assert not [h for h in await rv.namespace("a").search("race start") if h.kind == "fact"]
+    async with reverie.open(tmp_path) as rv:
+        ns = rv.namespace("a")
+        async with ns.session("t") as s:
+            await s.turn(user="thanks, that's all for today")
+            await s.idle()
+            await rv.wait_idle()
+        facts = [h.text for h in await ns.search("coast path", k=5) if h.kind == "fact"]
+        assert facts == ["the race start moved to 10am"]
 
 
 async def test_a_value_the_flush_only_found_again_is_not_newer_than_a_later_turn(

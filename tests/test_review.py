@@ -555,6 +555,28 @@ async def test_a_topic_the_model_summarised_waits_until_its_text_doubles(
         assert await distill_calls(rv) == 2
 
 
+async def test_a_summary_by_the_rules_ends_the_wait_to_regrow(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Once corrections shrank a topic the model had summarised and the rules summarised it
+    again, the model is asked as soon as the rules cannot keep half of it (the wait to
+    double is from the model's last summary, which is no longer shown)."""
+    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "services", *service_facts(0, 10))  # 640 chars
+        assert distill_round(await rv.review()) == [("distilled", "offline")]
+        clock.advance(timedelta(days=1))
+        shorter = [
+            f"The {name} service now runs {i + 20} workers" for i, name in enumerate(_SERVICES[:8])
+        ]
+        await save(rv, "services", *shorter)  # each corrects one: 457 chars, 62 % kept
+        assert distill_round(await rv.review(force=True)) == [("distilled", "rules")]
+        clock.advance(timedelta(days=1))
+        await save(rv, "services", *service_facts(10, 6))  # 851 chars, 35 % kept: under twice 640
+        assert distill_round(await rv.review(force=True)) == [("distilled", "offline")]
+        assert await distill_calls(rv) == 2
+
+
 # -- a failing model, scale, fairness between namespaces ----------------------------------
 
 

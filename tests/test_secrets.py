@@ -214,6 +214,11 @@ def test_redaction_takes_the_symbols_written_onto_a_secret(text: str) -> None:
     assert redacted.count("[redacted password-assignment]") == 1
 
 
+def test_redaction_keeps_the_host_after_a_connection_string_s_password() -> None:
+    redacted = redact("postgres://admin:S3cretPassw0rd@db.example.com:5432/app")
+    assert redacted.endswith("@db.example.com:5432/app") and "S3cret" not in redacted
+
+
 def test_value_thresholds() -> None:
     """The length floors of a labelled value: a mutant of either constant fails here."""
     assert not secret_formats.credential("ab1!x") and secret_formats.credential("ab1!xy")

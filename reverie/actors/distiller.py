@@ -178,6 +178,8 @@ class Distiller(Stage):
                 if record.by != BY_RULES:
                     size = text_size(_sized(drafts[topic].live))
                     review_state.put(conn, self.namespace, asked_key(topic), size, stamp)
+                else:  # the rules' summary replaced the model's: regrow from it no more
+                    review_state.drop(conn, self.namespace, asked_key(topic))
                 generated.remember(conn, self.namespace, summary, f"distiller:{topic}", stamp)
                 self.audit(
                     conn,

@@ -312,10 +312,12 @@ class Flusher(Actor, Clocked):
         ):
             route = routes.get(extract.id)
             if route is not None and extract.id in formerly:
-                route = {**route, "formerly": formerly[extract.id]}
+                route = {**route, "formerly": [e.text for e in formerly[extract.id]]}
             outcome = await self._one(extract, route, batch, report)
             if outcome == "wait":
                 waiting.append(extract.id)
+        # what a waiting statement replaced waits with it, to be collapsed into it again
+        waiting += [e.id for w in list(waiting) for e in formerly.get(w, [])]
         report.left_for_next = len(waiting)
         await self._advance(batch.new_mark, sorted(waiting)[-WAITING_CAP:], report)
         report.watermark = batch.new_mark

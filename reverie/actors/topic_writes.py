@@ -89,12 +89,10 @@ class TopicWrites(WriteBase):
                 assert decision.fact_id is not None
                 old = candidates[decision.fact_id]
                 fact = self._new_fact(call, topic, content, now, old)
-                outcome = self._save_fact(conn, call, fact, old, created_topic)
+                return self._save_fact(conn, call, fact, old, created_topic, cmd.formerly)
             case _:
                 fact = self._new_fact(call, topic, content, now, None)
-                outcome = self._save_fact(conn, call, fact, None, created_topic)
-        topics.index_formerly(conn, fact.id, cmd.formerly)
-        return outcome
+                return self._save_fact(conn, call, fact, None, created_topic, cmd.formerly)
 
     def _open_topic(self, conn: sqlite3.Connection, topic: str, now: str) -> bool:
         """Creates the topic if it is new and the topic limit allows; True if it was created."""
@@ -137,14 +135,16 @@ class TopicWrites(WriteBase):
         fact: Fact,
         old: Fact | None,
         created_topic: bool,
+        formerly: tuple[str, ...] = (),
     ) -> Outcome:
-        """Writes an ADD, or a SUPERSEDE that invalidates ``old``, with its ledger row."""
+        """Writes an ADD, or a SUPERSEDE that invalidates ``old``, with its ledger row; what
+        the flush collapsed into it (``formerly``) is indexed with it."""
         topic, content, now = fact.topic, fact.content, fact.created_at
         topics.insert(conn, fact)
-        events = [add_event(fact)]
+        events = [add_event(fact, formerly)]
         follow_ups: list[Projection] = []
         if old is not None:
-            topics.invalidate(conn, old.id, fact.id, now)
+            topics.invalidate(conn, old.id, fact.id, now)  # its trigger makes the chain row
             generated.forget(conn, self.namespace, f"distiller:{topic}")  # stale now
             events.append(supersede_event(old.id, fact.id, now))
             follow_ups = self._after_supersede(conn, old, fact)
@@ -157,6 +157,7 @@ class TopicWrites(WriteBase):
             before: Any = {"entry_id": old.id, "content": old.content}
         else:
             decision, message, before = Decision.ADD, f"saved to topic {topic!r}", None
+        topics.index_formerly(conn, fact.id, formerly)  # into that row: after the trigger
         self._audit(
             conn,
             actor=call.actor,

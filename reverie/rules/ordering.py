@@ -24,10 +24,10 @@ class Statement(Protocol):
 S = TypeVar("S", bound=Statement)
 
 
-def latest_only(batch: Sequence[S]) -> tuple[list[S], list[S], dict[int, list[str]]]:
+def latest_only(batch: Sequence[S]) -> tuple[list[S], list[S], dict[int, list[S]]]:
     """(current, replaced, formerly): a statement is replaced when a later one of the same
     session corrects it ("30s" … "no wait, 45s" keeps only "45s"); ``formerly`` gives each
-    current statement the texts it replaced, oldest first (through a replacement that was
+    current statement the ones it replaced, oldest first (through a replacement that was
     replaced in turn), so their words can stay with it."""
     ordered = sorted(batch, key=lambda s: s.id)
     current: list[S] = []
@@ -41,12 +41,12 @@ def latest_only(batch: Sequence[S]) -> tuple[list[S], list[S], dict[int, list[st
         else:
             replaced.append(statement)
             successor[statement.id] = by.id
-    formerly: dict[int, list[str]] = {}
+    formerly: dict[int, list[S]] = {}
     for statement in replaced:
         head = statement.id
         while head in successor:
             head = successor[head]
-        formerly.setdefault(head, []).append(statement.text)
+        formerly.setdefault(head, []).append(statement)
     return current, replaced, formerly
 
 

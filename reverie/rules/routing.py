@@ -330,7 +330,7 @@ FUNCTION_WORDS: Final = STOPWORDS | frozenset(
     around aside per via across along among amid toward towards upon within without beyond
     despite except near past throughout unlike versus vs least less fewer several lots
     plenty jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs
-    fri sat sun""".split()
+    fri""".split()
 )
 
 

@@ -101,8 +101,9 @@ def secret_kind(text: str) -> str | None:
 
 # symbols written onto a secret's end: a password may end in them ("Hunter2Secret!"), so
 # the marker takes them too rather than leave a piece of the secret beside it (a comma,
-# colon, semicolon or full stop there ends the sentence, and stays)
-_TAIL: Final = frozenset("!?#$%&*+-=~^@")
+# colon, semicolon or full stop there ends the sentence, and "@" or "-" joins what follows:
+# the host of a connection string; those stay)
+_TAIL: Final = frozenset("!?#$%&*+=~^")
 
 
 def redact(text: str) -> str:

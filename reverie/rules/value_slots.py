@@ -169,8 +169,6 @@ def changes_value(new_text: str, old_text: str) -> bool:
         return True
     if len(old_slots) != 1 or len(fresh) != 1:
         return False
-    if _renamed_change(new_text, old_text, fresh[0], old_slots[0]):
-        return True
     # one value on each side: each whole statement says what its value is of ("The board
     # votes on the contract on October 28" / "The board vote has been moved to November 4"),
     # when the two say mostly the same (two words, and more than half the shorter one, agree)
@@ -180,17 +178,6 @@ def changes_value(new_text: str, old_text: str) -> bool:
     if _other_kind(new_text, old_text, words & whole):
         return False  # "The car insurance renewal …" / "The home insurance renewal …"
     return _same_slot(fresh[0], (value, near | whole, unit), words, max(need, 2))
-
-
-def _renamed_change(new_text: str, old_text: str, new: Slot, old: Slot) -> bool:
-    """One value on each side, of one kind, a change said, and a name both statements give
-    it to: "next race is Skibbereen on 1st May" / "they've pushed Skibbereen back a week,
-    8th May now"; "I drive Volvo FH 500" / "no more Volvo, now I have DAF XF 480". A name
-    opening a statement is not counted: there it is mostly a person doing something
-    ("Caroline moved to Boston in 2021" says nothing of what she did in 2019)."""
-    if not _says_change(new_text) or slot_shape(new[0], new[2]) != slot_shape(old[0], old[2]):
-        return False
-    return bool(_names(new_text) & _names(old_text))
 
 
 _BY_AMOUNT = re.compile(

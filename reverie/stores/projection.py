@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,8 +46,10 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def add_event(fact: Fact) -> dict[str, Any]:
-    return {
+def add_event(fact: Fact, formerly: Sequence[str] = ()) -> dict[str, Any]:
+    """A fact's ``add`` event; ``formerly``: what its session said before it and the flush
+    collapsed into it (indexed with it; kept here so a repair indexes it again)."""
+    event = {
         "event": "add",
         "id": fact.id,
         "at": fact.created_at,
@@ -58,6 +60,7 @@ def add_event(fact: Fact) -> dict[str, Any]:
         "session_id": fact.session_id,
         "created_by": fact.created_by,
     }
+    return {**event, "formerly": list(formerly)} if formerly else event
 
 
 def supersede_event(old_id: str, new_id: str, when: str) -> dict[str, Any]:

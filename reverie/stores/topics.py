@@ -185,7 +185,12 @@ def index_formerly(conn: sqlite3.Connection, fact_id: str, texts: Sequence[str])
     shown as the fact, never stored as facts of their own."""
     if not texts:
         return
-    row = fetchone(conn, "SELECT rowid, namespace FROM facts WHERE id = ?", (fact_id,))
+    row = fetchone(  # the chain's live fact: a repair indexes after the chains are made
+        conn,
+        "SELECT h.rowid, h.namespace FROM facts f JOIN facts h ON h.chain_id = f.chain_id"
+        " AND h.invalid_at IS NULL WHERE f.id = ?",
+        (fact_id,),
+    )
     if row is None:
         return
     rid, namespace = int(row[0]) * 4, str(row[1])
