@@ -97,6 +97,22 @@ def test_fragments_without_a_subject_stay_in_the_log(text: str) -> None:
     assert candidates(text, 20) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("3 leavers. 209 candidates now", ["3 leavers.", "209 candidates now"]),
+        ("agency found 2. 13 invigilators", ["13 invigilators"]),
+        # a measure alone says nothing of what it measures
+        ("45 mins", []),
+        ("3 days now", []),
+    ],
+)
+def test_a_count_with_the_thing_counted_is_a_statement(text: str, said: list[str]) -> None:
+    """Terse chat states a count as the number and the thing ("13 invigilators"): the
+    thing is its subject; a unit of measure alone is not one."""
+    assert [c.text for c in candidates(text, 20)] == said
+
+
 def test_a_fragment_with_a_value_is_resolved_against_the_earlier_subject() -> None:
     [fragment] = candidates("wait no, 16:30. typo", 20)
     assert fragment.anchor

@@ -368,8 +368,18 @@ def _anchor(sentence: str) -> bool | None:
         return True if any(is_value(t) for t in tokens(sentence)) else None
     if len(re.findall(r"[A-Za-z]{2,}", sentence)) < 3:  # "Port is 5432" is whole
         valued = any(is_value(t) for t in tokens(sentence))
-        return False if valued and subject_phrase(sentence) else None
+        count = _COUNT.match(sentence)
+        counted = count is not None and unit_kind(count["thing"].lower()) is None
+        return False if valued and (subject_phrase(sentence) or counted) else None
     return False
+
+
+# a count with the thing counted, said alone ("209 candidates now", "13 invigilators"): the
+# thing is its subject (a unit of measure is not: "45 min" says nothing of what)
+_COUNT: Final = re.compile(
+    r"^\W*\d[\d,]*\s+(?P<thing>[a-z][a-z'-]*s)(?:\s+(?:now|total|left|today|so far))?\W*$",
+    re.I,
+)
 
 
 def candidates(text: str, min_chars: int, speaker: str = "user") -> list[Candidate]:
