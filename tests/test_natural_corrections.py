@@ -356,6 +356,24 @@ async def test_a_collapsed_statement_s_words_find_what_replaced_it(rv: reverie.R
     assert facts == ["update: the race start is 11am now"]
 
 
+async def test_a_correction_said_again_is_heard_though_a_summary_holds_it(
+    rv: reverie.Reverie,
+) -> None:
+    """A session saying the old value and then the correction again: the correction is a
+    live fact, and the distiller's summary (made of whole facts) holds it too — it is still
+    the user's word said now, so the old value before it collapses into it (a cold review
+    found the old value written over the correction)."""
+    ns = rv.namespace("a")
+    for session in ("s1", "s2"):
+        async with ns.session(session) as s:
+            await s.turn(user="The race start on the coast path is at 9am this year.")
+            await s.turn(user="the race start moved to 10am")
+            await s.idle()
+            await rv.wait_idle()
+    facts = [h.text for h in await ns.search("race start", k=5) if h.kind == "fact"]
+    assert facts == ["the race start moved to 10am"]
+
+
 async def test_what_a_waiting_statement_replaced_waits_with_it(tmp_path: Path) -> None:
     """A correction left for the next flush (over this one's budget) keeps the words of
     what it replaced: those wait with it, and are collapsed into it when it is written."""

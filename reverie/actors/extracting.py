@@ -44,7 +44,7 @@ def extract(
             candidate = _held(raw, holders) or _resolved(raw, said)
             if (
                 candidate is None
-                or generated.is_generated(candidate.text, own)
+                or _echoes_own(conn, namespace, candidate.text, own)
                 or any(near_duplicate(candidate.text, k, 0.8) for k in known)
             ):
                 continue
@@ -52,6 +52,13 @@ def extract(
                 continue  # the assistant repeating what the user just said
             found.append((speaker, candidate))
     return extracts.record(conn, namespace, row[0], episode_id, found, now)
+
+
+def _echoes_own(conn: sqlite3.Connection, namespace: str, text: str, own: list[str]) -> bool:
+    """Whether a sentence repeats reverie's own text — not a live fact said again in the
+    user's words, which a summary made of whole facts also holds: said again, it is said
+    now, so a statement earlier in its session that it corrects gives way to it."""
+    return generated.is_generated(text, own) and not topics.says_live(conn, namespace, text)
 
 
 def _resolved(candidate: Candidate, earlier: list[str]) -> Candidate | None:

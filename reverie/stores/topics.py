@@ -117,6 +117,17 @@ def insert(conn: sqlite3.Connection, fact: Fact) -> None:
     )
 
 
+def says_live(conn: sqlite3.Connection, namespace: str, text: str) -> bool:
+    """Whether ``text`` is, normalised, the content of a live fact of the namespace."""
+    key = normalise(text)
+    row = fetchone(
+        conn,
+        "SELECT 1 FROM facts WHERE namespace = ? AND norm = ? AND invalid_at IS NULL LIMIT 1",
+        (namespace, key),
+    )
+    return bool(key) and row is not None
+
+
 def _by_keys(text: str, live: str, scope: list[object]) -> tuple[list[str], list[object]]:
     """One indexed lookup per supersede key of ``text`` (an OR would defeat the indexes):
     subqueries of fact rowids, and their parameters."""
