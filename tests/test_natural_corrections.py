@@ -118,6 +118,9 @@ NATURAL = [
         "I offer to Nordkost 9,80 euro for bottle, ex works.",
         "the price changed: 10,50 euro for bottle, because the harvest is small this year.",
     ),
+    # a count said alone has nothing else to be about: a later count of the same things
+    # replaces it
+    ("38 pitches.", "after the council inspection: max 34 pitches"),
     # "defer … to" says a change of a date
     (
         "The board review is scheduled for 14 February.",
@@ -159,6 +162,9 @@ UNRELATED = [
         "Nellie came 1st in the club race on Saturday",
         "the club pushed the Cork race back a week, it is 8th May now",
     ),
+    # a count said alone is not replaced by one of other things, or by a restatement
+    ("38 pitches.", "we sold 12 tickets after the inspection"),
+    ("38 pitches.", "38 pitches, all booked"),
     # a name both statements hold says nothing of which thing a value belongs to (a cold
     # review's pairs: a rule reading them so was tried and dropped)
     ("Caroline adopted a dog in 2019", "Caroline moved to Boston in 2021"),
@@ -301,6 +307,16 @@ async def test_natural_corrections_through_the_store(rv: reverie.Reverie) -> Non
             ok(await s.call_tool("topic", {**topic, "content": old}), "ADD")
             ok(await s.call_tool("topic", {**topic, "content": new}), "SUPERSEDE")
     assert len(await ns.facts("t")) == 6
+
+
+async def test_a_count_said_alone_is_recounted_through_the_store(rv: reverie.Reverie) -> None:
+    """The writer finds the count said alone among the topic's facts (it shares no word
+    beside its value with the recount) and supersedes it."""
+    async with rv.namespace("a").session("s") as s:
+        topic = {"action": "save", "topic": "camp"}
+        ok(await s.call_tool("topic", {**topic, "content": "38 pitches."}), "ADD")
+        said = "after the council inspection: max 34 pitches"
+        ok(await s.call_tool("topic", {**topic, "content": said}), "SUPERSEDE")
 
 
 async def test_the_flush_never_reverts_a_correction(rv: reverie.Reverie) -> None:

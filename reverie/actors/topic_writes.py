@@ -16,7 +16,7 @@ from reverie.rules.similarity import (
     pigeonhole_terms,
     value_sequence,
 )
-from reverie.rules.supersede import changes_value, parse, restates_all, restates_values
+from reverie.rules.supersede import changes_value, parse, recounts, restates_all, restates_values
 from reverie.rules.topic_decision import decide
 from reverie.stores import generated, summaries, topics
 from reverie.stores.projection import add_event, supersede_event
@@ -58,6 +58,7 @@ class TopicWrites(WriteBase):
                 if fact_id not in known
                 and (
                     changes_value(text, content)
+                    or recounts(text, content)
                     or restates_values(text, content)
                     or restates_all(text, content)
                 )

@@ -17,7 +17,7 @@ from reverie.rules.identity import STYLE, identity_apart, name_in, timezone_in
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import MONTHS, STOPWORDS, is_value, shape, tokens, values
 from reverie.rules.supersede import subject_phrase
-from reverie.rules.value_slots import changes_a_value, slot_shape, unit_kind, words_of
+from reverie.rules.value_slots import bare_count, changes_a_value, slot_shape, unit_kind, words_of
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
@@ -368,18 +368,9 @@ def _anchor(sentence: str) -> bool | None:
         return True if any(is_value(t) for t in tokens(sentence)) else None
     if len(re.findall(r"[A-Za-z]{2,}", sentence)) < 3:  # "Port is 5432" is whole
         valued = any(is_value(t) for t in tokens(sentence))
-        count = _COUNT.match(sentence)
-        counted = count is not None and unit_kind(count["thing"].lower()) is None
-        return False if valued and (subject_phrase(sentence) or counted) else None
+        whole = subject_phrase(sentence) or bare_count(sentence)
+        return False if valued and whole else None
     return False
-
-
-# a count with the thing counted, said alone ("209 candidates now", "13 invigilators"): the
-# thing is its subject (a unit of measure is not: "45 min" says nothing of what)
-_COUNT: Final = re.compile(
-    r"^\W*\d[\d,]*\s+(?P<thing>[a-z][a-z'-]*s)(?:\s+(?:now|total|left|today|so far))?\W*$",
-    re.I,
-)
 
 
 def candidates(text: str, min_chars: int, speaker: str = "user") -> list[Candidate]:

@@ -45,6 +45,7 @@ from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, stem, 
 from reverie.rules.value_slots import (
     changes_value,
     competes,
+    recounts,
     replaces_value,
     restates_all,
     restates_values,
@@ -61,6 +62,7 @@ __all__ = [
     "keys",
     "parse",
     "pick_superseded",
+    "recounts",
     "replaces_value",
     "restates",
     "restates_all",
@@ -127,7 +129,7 @@ def supersedes(new_text: str, old_text: str) -> bool:
                 and _attribute(old_text, old)
             ) or replaces_value(new_text, old_text)
         return _same_role(new, old) or replaces_value(new_text, old_text)
-    if replaces_value(new_text, old_text):
+    if replaces_value(new_text, old_text) or recounts(new_text, old_text):
         return True
     if _reports_event(new_text) or _reports_event(old_text):
         return False  # events accumulate; only states supersede

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Final
 
 from reverie.rules.claims import (
     CORRECTION_PREFIX,
@@ -178,6 +179,34 @@ def changes_value(new_text: str, old_text: str) -> bool:
     if _other_kind(new_text, old_text, words & whole):
         return False  # "The car insurance renewal …" / "The home insurance renewal …"
     return _same_slot(fresh[0], (value, near | whole, unit), words, max(need, 2))
+
+
+# a count with the thing counted, said alone ("209 candidates now", "46 beds."): the thing
+# is its subject (a unit of measure is not: "45 min" says nothing of what)
+BARE_COUNT: Final = re.compile(
+    r"^\W*(?P<n>\d[\d,]*)\s+(?P<thing>[a-z][a-z'-]*s)(?:\s+(?:now|total|left|today|so far))?"
+    r"\W*$",
+    re.I,
+)
+
+
+def bare_count(text: str) -> tuple[str, str] | None:
+    """(count, thing) of a count said alone, the thing stemmed; None for anything else."""
+    found = BARE_COUNT.match(text)
+    if found is None or unit_kind(found["thing"].lower()) is not None:
+        return None
+    return canonical(found["n"], ""), stem(found["thing"].lower())
+
+
+def recounts(new_text: str, old_text: str) -> bool:
+    """A count said alone ("46 beds.") and a later statement of one value that counts the
+    same things ("Inspector: max 42 beds."): the count said alone has nothing else to be
+    about, so the later count replaces it."""
+    old = bare_count(old_text)
+    if old is None:
+        return False
+    slots = value_slots(new_text)
+    return len(slots) == 1 and slots[0][2] == old[1] and slots[0][0] != old[0]
 
 
 _BY_AMOUNT = re.compile(
