@@ -128,6 +128,8 @@ def test_labelled_set_caught_and_false_positives() -> None:
             " it's 6630",
             "access-code",
         ),
+        # what is typed, said after a pause (an unseen set stored this one)
+        ("the login fails, I type it right, is Marisco#2027 I am sure", "password-assignment"),
         # an account given a password's value
         (
             'the club\'s shared Canva account is "Tidewater!77" if you need it',
@@ -186,6 +188,7 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "the gate code is on the fridge, there are 1200 sheep in the top field",
         "the security code review found 1500 issues",
         "my account is 12345678 on the invoice",
+        "I typed the address 221B-Baker into the form",
         "the account is Marketing",
     ],
 )

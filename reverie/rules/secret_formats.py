@@ -350,7 +350,9 @@ _RULES: Final = (
         RANK_SHAPE,
         "typ enter put log sign",
         r"(?i:\b(?:typ(?:e|ed|es|ing)|enter(?:ed|s|ing)?|put(?:ting)? in|(?:log|sign)(?:ged|ging)?"
-        r" in with))\s+[\"'`]?(?P<v>[^\s\"'`,;<]{6,64})",
+        # or said after a pause: "I type correct, is X", "I typed it exactly, it's X"
+        r" in with))(?:(?:\s+[a-z]+){0,2}?\s*,\s*(?i:it['\u2019]?s|it is|is))?"
+        r"\s+[\"'`]?(?=[^\s,;]*[\d#!$%&*@])(?P<v>[^\s\"'`,;<]{6,64})",
         lambda v: strong(v.rstrip(".!?")),
     ),
     _rule(
