@@ -128,6 +128,11 @@ def test_labelled_set_caught_and_false_positives() -> None:
             " it's 6630",
             "access-code",
         ),
+        # a lock's code said as "it" in the next sentence (an unseen set stored this one)
+        (
+            "the cleaner asked about the lockbox again. I texted her it is 7315 last week",
+            "access-code",
+        ),
         # what is typed, said after a pause (an unseen set stored this one)
         ("the login fails, I type it right, is Marisco#2027 I am sure", "password-assignment"),
         # an account given a password's value
@@ -189,6 +194,8 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "the security code review found 1500 issues",
         "my account is 12345678 on the invoice",
         "I typed the address 221B-Baker into the form",
+        "the gate was broken last week. it is 2024 now, time to fix it",
+        "the door was fixed. it is 1500 dollars though",
         "the account is Marketing",
     ],
 )

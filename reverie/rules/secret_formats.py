@@ -329,6 +329,15 @@ _RULES: Final = (
         r"(?:['\u2019]s)?[^.!?\n\d#*]{0,80}+(?<=[\s=:])(?P<v>[#*]?\d{4,8}[#*]?)" + _CODE_ENDS,
         lambda v: not _YEAR.fullmatch(v),
     ),
+    _rule(  # a lock's code said as "it" in the next sentence: "… ask me for the key safe. I
+        # told her on phone it is 2580 but she forget"
+        "access-code",
+        RANK_SHAPE,
+        "it",
+        rf"{_LOCKS}[^\n]{{0,120}}?(?i:\bit['\u2019]?s|\bit is)\s+(?P<v>[#*]?\d{{4,8}}[#*]?)"
+        + _CODE_ENDS,
+        lambda v: not _YEAR.fullmatch(v),
+    ),
     _rule(  # an account given a password's value: "the shared DJI account … is "Chamine#Vila26""
         "password-assignment",
         RANK_SHAPE,
