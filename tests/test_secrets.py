@@ -130,7 +130,7 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ),
         # a lock's code said as "it" in the next sentence (an unseen set stored this one)
         (
-            "the cleaner asked about the lockbox again. I texted her it is 7315 last week",
+            "the cleaner asked about the lockbox again. I texted her it is 7315 but she lost it",
             "access-code",
         ),
         # what is typed, said after a pause (an unseen set stored this one)
