@@ -28,7 +28,7 @@ from reverie.bus.messages import DistillDue
 from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.reports import DistillerDetails, TopicResult
-from reverie.rules.consolidation import kept_share, summarise, summary_problem, text_size
+from reverie.rules.consolidation import summarise, summary_problem, text_size
 from reverie.stores import generated, review_state, topics
 from reverie.stores.db import fetchone
 from reverie.stores.records import Fact
@@ -39,10 +39,11 @@ BY_RULES = "rules"  # a summary made of whole live facts (no model asked)
 
 
 class Due(NamedTuple):
-    """A chosen topic's live facts, and whether the model summarises them."""
+    """A chosen topic's live facts, and the rules' summary of them (None: the model
+    summarises them)."""
 
     live: list[Fact]
-    ask: bool
+    ruled: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,25 +121,30 @@ class Distiller(Stage):
         due: list[tuple[str, int]] = []
         found: dict[str, Due] = {}
         for topic, top in self._stale(conn):
-            live = topics.live(conn, self.namespace, topic)
-            ask = self._asks(conn, topic, live)
-            if ask is None:
+            if len(found) == self.cfg.max_topics:
+                due.append((topic, top))  # over this round's budget: not read now
                 continue
-            due.append((topic, top))
-            if len(found) < self.cfg.max_topics:
-                found[topic] = Due(live, ask)
+            live = topics.live(conn, self.namespace, topic)
+            plan = self._plan(conn, topic, live)
+            if plan is not None:
+                due.append((topic, top))
+                found[topic] = plan
         return due, found
 
-    def _asks(self, conn: sqlite3.Connection, topic: str, live: list[Fact]) -> bool | None:
-        """Whether the model summarises ``topic`` this round (False: the rules do; None:
-        neither — the model summarised it and its live text has not regrown since)."""
-        facts = _sized(live)
+    def _plan(self, conn: sqlite3.Connection, topic: str, live: list[Fact]) -> Due | None:
+        """How ``topic`` is summarised this round: by the rules (their summary), by the
+        model, or not at all (None: the model summarised it and its live text has not
+        regrown since)."""
         if not self.cfg.rules_first:
-            return True
-        if kept_share(facts, self.cfg.summary_chars) >= self.cfg.rules_keep:
-            return False
+            return Due(live, None)
+        facts, limit = _sized(live), self.cfg.summary_chars
+        size = text_size(facts)
+        if size * self.cfg.rules_keep <= limit:  # else no summary of ``limit`` keeps enough
+            summary = summarise(facts, limit)
+            if size <= limit or len(summary) >= self.cfg.rules_keep * size:
+                return Due(live, summary)  # the rules keep enough of it: nothing to judge
         asked = float(review_state.get(conn, self.namespace, asked_key(topic), 0) or 0)
-        return True if text_size(facts) >= self.cfg.regrow * asked else None
+        return Due(live, None) if size >= self.cfg.regrow * asked else None
 
     async def run(self) -> DistillerDetails:
         stale, found = await self.looked()
@@ -227,10 +233,9 @@ class Distiller(Stage):
         call, not one each)."""
         drafts: dict[str, Draft] = {}
         asked: list[tuple[str, list[Fact]]] = []
-        for topic, (live, ask) in found.items():
-            if not ask:
-                summary = summarise(_sized(live), self.cfg.summary_chars)  # nothing to judge
-                drafts[topic] = Draft(live, summary, BY_RULES)
+        for topic, (live, ruled) in found.items():
+            if ruled is not None:
+                drafts[topic] = Draft(live, ruled, BY_RULES)
             else:
                 asked.append((topic, live))
         if not asked:

@@ -62,13 +62,6 @@ def text_size(facts: Sequence[tuple[str, int]]) -> int:
     return sum(len(t) for t in texts) + 2 * max(0, len(texts) - 1)
 
 
-def kept_share(facts: Sequence[tuple[str, int]], max_chars: int) -> float:
-    """The share of the live facts' text that the rules' summary (:func:`summarise`)
-    keeps: 1.0 when they fit whole."""
-    size = text_size(facts)
-    return 1.0 if size <= max_chars else len(summarise(facts, max_chars)) / size
-
-
 def summary_problem(
     summary: str, live: Sequence[str], max_chars: int, *, extractive: bool = False
 ) -> str | None:
