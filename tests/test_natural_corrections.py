@@ -338,38 +338,38 @@ async def test_the_flush_never_reverts_a_correction(rv: reverie.Reverie) -> None
     assert "45s" in hits[0].text
 
 
-async def test_a_session_s_corrections_collapse_to_the_latest(rv: reverie.Reverie) -> None:
-    ns = rv.namespace("a")
-    async with ns.session("s") as s:
-        await s.turn(user="The standup is at 16:00 every day.")
-        await s.turn(user="wait no, 16:30. typo")
+async def said(rv: reverie.Reverie, session: str, *turns: str) -> None:
+    """One session of namespace "a" saying ``turns``, then idle and its flush done."""
+    async with rv.namespace("a").session(session) as s:
+        for turn in turns:
+            await s.turn(user=turn)
         await s.idle()
         await rv.wait_idle()
-    facts = [h.text for h in await ns.search("standup", k=5) if h.kind == "fact"]
-    assert facts == ["The standup is 16:30"]
-    flushes = [r.detail for r in await ns.ledger() if r.action == "flush"]
+
+
+async def facts_found(rv: reverie.Reverie, query: str, k: int = 5) -> list[str]:
+    return [h.text for h in await rv.namespace("a").search(query, k=k) if h.kind == "fact"]
+
+
+RACE = ("The race start on the coast path is at 9am this year.", "the race start moved to 10am")
+
+
+async def test_a_session_s_corrections_collapse_to_the_latest(rv: reverie.Reverie) -> None:
+    await said(rv, "s", "The standup is at 16:00 every day.", "wait no, 16:30. typo")
+    assert await facts_found(rv, "standup") == ["The standup is 16:30"]
+    flushes = [r.detail for r in await rv.namespace("a").ledger() if r.action == "flush"]
     assert flushes[0]["skipped_because"] == {"restated later in the session": 1}
 
 
 async def test_a_collapsed_statement_s_words_find_what_replaced_it(rv: reverie.Reverie) -> None:
     """The statement a later one of its session corrected is not stored, but its words
     find the correction (as a superseded fact's words find its successor)."""
-    ns = rv.namespace("a")
-    async with ns.session("s") as s:
-        await s.turn(user="The race start on the coast path is at 9am this year.")
-        await s.turn(user="the race start moved to 10am")
-        await s.idle()
-        await rv.wait_idle()
-    facts = [h.text for h in await ns.search("coast path", k=5) if h.kind == "fact"]
-    assert facts == ["the race start moved to 10am"]
-    every = [h.text for h in await ns.search("race start", k=10) if h.kind == "fact"]
-    assert every == facts  # the first was not stored as a fact
-    async with ns.session("t") as s:  # a later correction keeps those words with it
-        await s.turn(user="update: the race start is 11am now")
-        await s.idle()
-        await rv.wait_idle()
-    facts = [h.text for h in await ns.search("coast path", k=5) if h.kind == "fact"]
-    assert facts == ["update: the race start is 11am now"]
+    await said(rv, "s", *RACE)
+    assert await facts_found(rv, "coast path") == ["the race start moved to 10am"]
+    # the first was not stored as a fact
+    assert await facts_found(rv, "race start", k=10) == ["the race start moved to 10am"]
+    await said(rv, "t", "update: the race start is 11am now")  # keeps those words with it
+    assert await facts_found(rv, "coast path") == ["update: the race start is 11am now"]
 
 
 async def test_a_correction_said_again_is_heard_though_a_summary_holds_it(
@@ -379,15 +379,9 @@ async def test_a_correction_said_again_is_heard_though_a_summary_holds_it(
     live fact, and the distiller's summary (made of whole facts) holds it too — it is still
     the user's word said now, so the old value before it collapses into it (a cold review
     found the old value written over the correction)."""
-    ns = rv.namespace("a")
-    for session in ("s1", "s2"):
-        async with ns.session(session) as s:
-            await s.turn(user="The race start on the coast path is at 9am this year.")
-            await s.turn(user="the race start moved to 10am")
-            await s.idle()
-            await rv.wait_idle()
-    facts = [h.text for h in await ns.search("race start", k=5) if h.kind == "fact"]
-    assert facts == ["the race start moved to 10am"]
+    await said(rv, "s1", *RACE)
+    await said(rv, "s2", *RACE)
+    assert await facts_found(rv, "race start") == ["the race start moved to 10am"]
 
 
 async def test_what_a_waiting_statement_replaced_waits_with_it(tmp_path: Path) -> None:
@@ -395,20 +389,11 @@ async def test_what_a_waiting_statement_replaced_waits_with_it(tmp_path: Path) -
     what it replaced: those wait with it, and are collapsed into it when it is written."""
     starved = Config().with_section("flusher", max_topic_saves=0)
     async with reverie.open(tmp_path, config=starved) as rv:
-        async with rv.namespace("a").session("s") as s:
-            await s.turn(user="The race start on the coast path is at 9am this year.")
-            await s.turn(user="the race start moved to 10am")
-            await s.idle()
-            await rv.wait_idle()
-        assert not [h for h in await rv.namespace("a").search("race start") if h.kind == "fact"]
+        await said(rv, "s", *RACE)
+        assert await facts_found(rv, "race start") == []
     async with reverie.open(tmp_path) as rv:
-        ns = rv.namespace("a")
-        async with ns.session("t") as s:
-            await s.turn(user="thanks, that's all for today")
-            await s.idle()
-            await rv.wait_idle()
-        facts = [h.text for h in await ns.search("coast path", k=5) if h.kind == "fact"]
-        assert facts == ["the race start moved to 10am"]
+        await said(rv, "t", "thanks, that's all for today")
+        assert await facts_found(rv, "coast path") == ["the race start moved to 10am"]
 
 
 async def test_a_value_the_flush_only_found_again_is_not_newer_than_a_later_turn(

@@ -300,20 +300,16 @@ class Flusher(Actor, Clocked):
     async def _route(self, batch: Batch, report: FlushReport) -> None:
         # every instruction is flagged, even one a later statement restates
         unflagged = [e for e in batch.items if not self._flag(e, report, batch.framed)]
-        current, replaced, formerly = latest_only(
-            [e for e in unflagged if not _for_agent(e, report)]
-        )
-        report.skipped += len(replaced)
-        if replaced:
-            report.skipped_because["restated later in the session"] += len(replaced)
+        current, formerly = latest_only([e for e in unflagged if not _for_agent(e, report)])
+        if replaced := sum(len(v) for v in formerly.values()):
+            report.skipped += replaced
+            report.skipped_because["restated later in the session"] += replaced
         routes, waiting = await self._routes(current, batch.known, report, batch.anchors)
         for extract in _identity_first(
             by_priority([e for e in current if e.id not in waiting]), routes
         ):
-            route = routes.get(extract.id)
-            if route is not None and extract.id in formerly:
-                route = {**route, "formerly": [e.text for e in formerly[extract.id]]}
-            outcome = await self._one(extract, route, batch, report)
+            said = tuple(e.text for e in formerly.get(extract.id, []))  # collapsed into it
+            outcome = await self._one(extract, routes.get(extract.id), batch, report, said)
             if outcome == "wait":
                 waiting.append(extract.id)
         # what a waiting statement replaced waits with it, to be collapsed into it again
@@ -323,11 +319,18 @@ class Flusher(Actor, Clocked):
         report.watermark = batch.new_mark
 
     async def _one(
-        self, extract: Extract, route: dict[str, Any] | None, batch: Batch, report: FlushReport
+        self,
+        extract: Extract,
+        route: dict[str, Any] | None,
+        batch: Batch,
+        report: FlushReport,
+        formerly: tuple[str, ...] = (),
     ) -> str:
         """Write one candidate, or say why not: "done", "skip" or "wait" (over budget, or a
         write that failed for a passing reason — it is tried again by the next flush)."""
-        command, why = (None, "no route") if route is None else self._command(route, extract)
+        command, why = (
+            (None, "no route") if route is None else self._command(route, extract, formerly)
+        )
         if route is not None and aimed_at_agent(str(route.get("content") or ""), extract.speaker):
             command, why = None, "rejected: the content gives the agent an instruction"
         if command is None or route is None:
@@ -433,7 +436,9 @@ class Flusher(Actor, Clocked):
             return "another injected store says it already"
         return None
 
-    def _command(self, route: dict[str, Any], extract: Extract) -> tuple[Command | None, str]:
+    def _command(
+        self, route: dict[str, Any], extract: Extract, formerly: tuple[str, ...] = ()
+    ) -> tuple[Command | None, str]:
         """The write a route asks for, checked against the candidate and the tools' own
         validation; or why it is not written."""
         home, content = route["home"], route["content"]
@@ -455,9 +460,8 @@ class Flusher(Actor, Clocked):
                     {"action": "save", "topic": route["topic"], "content": content},
                     self.config.writer,
                 )
-                said = tuple(route.get("formerly", ()))  # collapsed into it: its words
-                if said and isinstance(save, TopicCommand):
-                    save = replace(save, formerly=said)
+                if formerly and isinstance(save, TopicCommand):
+                    save = replace(save, formerly=formerly)  # its words are indexed with it
                 return save, ""
             return parse_call(
                 "memory",

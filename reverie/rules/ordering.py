@@ -24,30 +24,29 @@ class Statement(Protocol):
 S = TypeVar("S", bound=Statement)
 
 
-def latest_only(batch: Sequence[S]) -> tuple[list[S], list[S], dict[int, list[S]]]:
-    """(current, replaced, formerly): a statement is replaced when a later one of the same
-    session corrects it ("30s" … "no wait, 45s" keeps only "45s"); ``formerly`` gives each
-    current statement the ones it replaced, oldest first (through a replacement that was
-    replaced in turn), so their words can stay with it."""
+def latest_only(batch: Sequence[S]) -> tuple[list[S], dict[int, list[S]]]:
+    """(current, formerly): a statement is replaced when a later one of the same session
+    corrects it ("30s" … "no wait, 45s" keeps only "45s"); ``formerly`` gives each current
+    statement the ones it replaced, oldest first (through a replacement that was replaced
+    in turn), so their words can stay with it."""
     ordered = sorted(batch, key=lambda s: s.id)
     current: list[S] = []
-    replaced: list[S] = []
-    successor: dict[int, int] = {}
+    successor: dict[int, S] = {}
     for i, statement in enumerate(ordered):
         later = [s for s in ordered[i + 1 :] if s.session_id == statement.session_id]
         by = next((s for s in later if supersedes(s.text, statement.text)), None)
         if by is None:
             current.append(statement)
         else:
-            replaced.append(statement)
-            successor[statement.id] = by.id
+            successor[statement.id] = by
     formerly: dict[int, list[S]] = {}
-    for statement in replaced:
-        head = statement.id
-        while head in successor:
-            head = successor[head]
-        formerly.setdefault(head, []).append(statement)
-    return current, replaced, formerly
+    for statement in ordered:
+        head = statement
+        while head.id in successor:
+            head = successor[head.id]
+        if head is not statement:
+            formerly.setdefault(head.id, []).append(statement)
+    return current, formerly
 
 
 def by_priority(batch: Sequence[S]) -> list[S]:

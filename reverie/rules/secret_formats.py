@@ -187,10 +187,11 @@ _AFTER_WORD = "|".join(
         *(f"(?<={re.escape(p + space)})" for p in ",;:(" for space in ("", " ")),
     ]
 )
-_LOCKS = (
-    r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker"
-    r"|building|entry|access|security)\b)"
-)
+# what a code opens, named: "the key safe by the side door", "the alarm"
+_LOCK_WORDS = r"lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker"
+_LOCKED = rf"(?i:\b(?:{_LOCK_WORDS})\b)"
+# and, with a code said later in the sentence, the places whose codes it names
+_LOCKS = rf"(?i:\b(?:{_LOCK_WORDS}|building|entry|access|security)\b)"
 # what may follow a code said far from its label: the sentence's end or a pause, or a
 # closed-class word — never a counted thing ("there are 1200 sheep")
 _CODE_ENDS = (
@@ -288,8 +289,7 @@ _RULES: Final = (
         "access-code",
         RANK_SHAPE,
         "code",
-        r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage"
-        r"|locker)\b)(?:[\s,]+[\w'-]+){0,6}?(?:\s*[,;:(]\s*|\s+(?i:with|using)\s+(?i:the\s+)?)"
+        _LOCKED + r"(?:[\s,]+[\w'-]+){0,6}?(?:\s*[,;:(]\s*|\s+(?i:with|using)\s+(?i:the\s+)?)"
         r"(?i:code)\s*(?i:is|=|:)?\s*"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w:/-]|[.,]\d)",  # four digits: not "code 500"
     ),
@@ -310,8 +310,7 @@ _RULES: Final = (
         "access-code",
         RANK_SHAPE,
         "lockbox box keypad padlock alarm gate door safe garage locker",
-        r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker)\b)"
-        r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
+        _LOCKED + r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
     ),
