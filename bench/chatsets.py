@@ -51,7 +51,7 @@ import sys
 import tempfile
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,8 @@ async def drive(conv: dict[str, Any], home: Path, rng: random.Random) -> tuple[i
     """Run every session of ``conv`` through the public API; return (turns, model calls,
     the errors of the conversation's own tool calls)."""
     start = datetime.fromisoformat(conv["start"])
+    if start.tzinfo is None:  # a set written without an offset: read as UTC
+        start = start.replace(tzinfo=UTC)
     clock = reverie.ManualClock(start)
     turns = 0
     errors: list[str] = []

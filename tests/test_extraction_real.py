@@ -10,7 +10,15 @@ import pytest
 
 import reverie
 from reverie.rules.blocks import is_code_line, prose
-from reverie.rules.extraction import Tag, Weight, candidates, is_hedged, resolve, sentences
+from reverie.rules.extraction import (
+    Candidate,
+    Tag,
+    Weight,
+    candidates,
+    is_hedged,
+    resolve,
+    sentences,
+)
 from reverie.rules.identity import name_in, timezone_in
 from reverie.rules.routing import FUNCTION_WORDS, Home, Route, route, topic_name
 from reverie.rules.secrets import has_secret
@@ -33,6 +41,9 @@ PASTES = [
     "day,shift,cooler_f,freezer_f,initials\n05/01,08:00,36,-2,AB\n05/02,16:30,37,-1,CD",
     # a schema laid out in aligned columns (an unseen set stored its last line)
     "alarm_events\n  id            bigint identity\n  event_state   tinyint   -- 0 active, 1 clear",
+    # a device's commands, arguments as name=value (an unseen set stored the second line)
+    "/interface vlan add name=vlan40 vlan-id=40 interface=bridge1\n"
+    "/ip dhcp-server set lease-time=30m authoritative=yes",
     # a parts list as comma-separated rows whose fields hold spaces
     "part,qty,unit ex vat\nring set std 4.108,1,86.40\nhead gasket set,1,54.90",
     # and separated by semicolons
@@ -848,3 +859,72 @@ def test_a_headless_sentence_is_said_with_the_one_before_it(text: str, said: str
 def test_a_sentence_with_its_own_head_stays_apart(text: str) -> None:
     first = text.split(". ")[0]
     assert not any(c.text.startswith(f"{first}: ") for c in candidates(text, 5)), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "our choir rehearses at the Oakfield Community Centre these days.",
+        "my sister works for Tidewater Logistics out of the port office.",
+        "we buy our feed from Harlow & Sons down the road.",
+        "the kids go to St. Agnes Primary now.",
+    ],
+)
+def test_a_statement_naming_a_place_group_or_firm_is_kept(text: str) -> None:
+    assert _routed(text).home is Home.TOPIC
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "then Mom called and we chatted for ages.",
+        "after lunch I Googled it and gave up.",
+        "honestly I Think we did well overall.",
+        "we met on Friday and talked it through.",
+    ],
+)
+def test_a_capital_alone_is_not_a_proper_name(text: str) -> None:
+    assert _routed(text).home is Home.SKIP
+
+
+def test_a_two_letter_abbreviation_does_not_end_a_sentence() -> None:
+    assert sentences("We moved near Mt. Tabor in June. It is quiet.") == [
+        "We moved near Mt. Tabor in June.",
+        "It is quiet.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "oh and can you remember our router admin page is on the 192.168.8.x range, so I "
+            "stop asking",
+            "our router admin page is on the 192.168.8.x range",
+        ),
+        (
+            "pls keep in mind that the shop closes early on wednesdays",
+            "the shop closes early on wednesdays",
+        ),
+        (
+            "note down: the boiler service is due every October, thanks",
+            "the boiler service is due every October",
+        ),
+    ],
+)
+def test_what_the_user_asks_to_be_remembered_is_kept_in_a_topic(text: str, kept: str) -> None:
+    found = candidates(text, 20)
+    assert [(c.text, c.tag, c.weight) for c in found] == [(kept, Tag.NOTED, Weight.HIGH)]
+    assert _routed_as(found[0]).home is Home.TOPIC
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["remember to call the plumber tomorrow", "do you remember when we fixed the gutter?"],
+)
+def test_a_reminder_or_a_question_about_remembering_keeps_nothing(text: str) -> None:
+    assert [c.tag for c in candidates(text, 20)] != [Tag.NOTED]
+
+
+def _routed_as(found: Candidate) -> Route:
+    return route(found.text, found.tag, speaker="user", topics=[], max_topics=8)

@@ -809,3 +809,28 @@ def test_third_attack_phrasings(text: str, kind: str | None) -> None:
     """A key label a few words before a long value with digits is a key without 'is' or
     ':' between them; a plural label at a clause's start is the subject, not a value."""
     assert secret_kind(text) == kind
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the landlord reset the key safe to 90417 after the last tenant left",
+        "we changed our gate code to 5512 on monday",
+        "put a new padlock on the shed, lock code is 2468",
+    ],
+)
+def test_a_lock_changed_to_a_code_or_a_plain_lock_s_code_is_a_secret(text: str) -> None:
+    assert secret_kind(text) == "access-code"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we set the alarm to 0630 for the early shift",
+        "the door to 1405 is at the end of the hall",
+        "they moved the gate to 2024 standards",
+        "the lock was changed in 2019",
+    ],
+)
+def test_a_lock_changed_to_a_time_room_or_year_is_not_a_secret(text: str) -> None:
+    assert secret_kind(text) is None

@@ -101,8 +101,8 @@ def is_code_line(line: str) -> bool:
         return True  # "event_state   tinyint   -- 0 active": fields aligned in columns
     if _LATEX.search(line) or _PROMPT.match(line):
         return True
-    if _CODE_START.match(line):
-        return True
+    if _CODE_START.match(line) or len(_ARGUMENT.findall(stripped)) >= 2:
+        return True  # "/ppp aaa set use-radius=yes interim-update=5m": a command's arguments
     if symbol_density(stripped) > 0.12 and _wordy(stripped) < 0.6:
         return True
     if _ASSIGN.match(line) and _wordy(stripped) < 0.6:
@@ -110,6 +110,8 @@ def is_code_line(line: str) -> bool:
     return bool(_CALL.search(stripped)) and _wordy(stripped) < 0.5
 
 
+# a command's or a config's argument: a name, "=" with no space around it, a value
+_ARGUMENT: Final = re.compile(r"(?<![\w=])[A-Za-z][\w.-]*=[^\s=]+")
 # a run of three or more spaces between words: a column layout, which prose never has
 _ALIGNED: Final = re.compile(r"\S {3,}\S")
 # a delimited row (CSV and kin): three or more fields, one delimiter, no spaces at all —

@@ -24,6 +24,9 @@ REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)"
 # a title or a Latin abbreviation ends in a dot without ending the sentence ("Mrs. Vogel")
 _TITLES: Final = ("Mr", "Mrs", "Ms", "Dr", "Prof", "Jr", "Sr", "vs", "e.g", "i.e")
 _NOT_AN_END: Final = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _TITLES)
+# a two-letter Title-case abbreviation before a name ("St. Brendan's", "Mt. Hood")
+_ABBREVIATED: Final = re.compile(r"\b[A-Z][a-z]\.$")
+_NAME_AFTER: Final = re.compile(r"^[A-Z][a-z][\w'’-]*")
 _SENTENCE = re.compile(rf"(?<=[.!?;]){_NOT_AN_END}\s+(?=\S)|\n+")
 # a day written with a dot before its month ("1. July", "15. August 2027") is one date
 _DAY_DOT: Final = re.compile(r"(?<![\d.,$€£¥])(?:[1-9]|[12]\d|3[01])\.$")
@@ -48,6 +51,7 @@ class Tag(StrEnum):
     DECISION = "decision"
     COMPLETED = "completed"
     INSIGHT = "insight"
+    NOTED = "noted"  # the user asked for it to be remembered
     EVENT = "event"
 
 
@@ -56,7 +60,9 @@ class Weight(StrEnum):
     NORMAL = "normal"
 
 
-HIGH_TAGS: Final = frozenset({Tag.CORRECTION, Tag.ERROR, Tag.DECISION, Tag.COMPLETED, Tag.INSIGHT})
+HIGH_TAGS: Final = frozenset(
+    {Tag.CORRECTION, Tag.ERROR, Tag.DECISION, Tag.COMPLETED, Tag.INSIGHT, Tag.NOTED}
+)
 
 # First match wins, so the order is the priority: a correction that mentions an error is
 # a correction.
@@ -148,10 +154,17 @@ def sentences(text: str) -> list[str]:
 
 
 def _dated(parts: list[str]) -> list[str]:
-    """The split parts, a day's dot ("… opening is now 15.") joined to the month after it."""
+    """The split parts, a day's dot ("… opening is now 15.") joined to the month after it,
+    and an abbreviation's ("St.") to the name after it."""
     out: list[str] = []
     for part in parts:
-        if out and _DAY_DOT.search(out[-1].rstrip()) and _MONTH_AFTER.match(part.lstrip()):
+        if out and (
+            _DAY_DOT.search(out[-1].rstrip())
+            and _MONTH_AFTER.match(part.lstrip())
+            or _ABBREVIATED.search(out[-1].rstrip())
+            and (name := _NAME_AFTER.match(part.lstrip())) is not None
+            and name.group(0).lower() not in STOPWORDS
+        ):
             out[-1] = f"{out[-1].rstrip()} {part.lstrip()}"
         else:
             out.append(part)
@@ -387,6 +400,7 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
     seen: set[str] = set()
     out = []
     for raw in _headed(found):
+        noted = to_remember(raw) is not None
         for sentence in _with_identity_apart(_claims_of(_without_lead_in(raw))):
             if is_chatter(sentence, min_chars) or has_secret(sentence):
                 continue
@@ -396,6 +410,8 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
             anchor = _anchor(sentence)
             if anchor is not None:
                 found_tag = tag(sentence)
+                if noted and found_tag is Tag.EVENT:
+                    found_tag = Tag.NOTED
                 out.append(Candidate(sentence, found_tag, weight(found_tag), anchor))
     return out
 
@@ -475,6 +491,8 @@ def _claims_of(sentence: str) -> list[str]:
     increased budget of $6,200 for licences?")."""
     if (asked := standing_request(sentence)) is not None:
         return [asked]  # a standing preference, asked for: not a question, not a guess
+    if (kept := to_remember(sentence)) is not None:
+        return [kept]  # "can you remember the export is semicolon separated, so …"
     kept = declarative(sentence)
     if kept is not None and (is_hedged(kept) or _ASIDE.search(kept)):
         kept = _before_aside(kept)
@@ -487,6 +505,40 @@ def _claims_of(sentence: str) -> list[str]:
         if given and values(given) <= values(change):
             given = None
     return [text for text in (kept, given) if text]
+
+
+# the user asks the agent to keep something: "can you remember …", "pls note that …",
+# "keep in mind …", "don't forget …", "for future reference: …"
+_REMEMBER: Final = re.compile(
+    r"^(?:(?:also|and|so|ok|okay|oh|btw|one more thing)\W+)*"
+    r"(?:(?:can|could|would|will) (?:you|u) (?:please |pls )?|(?:please|pls|plz) )?"
+    r"(?:remember|note(?: down)?|make a note|keep in mind|do not forget|don'?t forget"
+    r"|for (?:future|later) reference)\b(?:\s+(?:that|of|this|for (?:next time|later)))?"
+    r"[\s,:;-]+(?P<said>.+)$",
+    re.I,
+)
+# where what is to be kept ends: the reason for keeping it, or the request itself
+_KEPT_ENDS: Final = re.compile(
+    r"(?:,\s*|\s+)(?:so (?:that )?(?:i|we|you)\b|for (?:next time|later|the future)\b"
+    r"|(?:thanks|thx|ty)\b)|[?]",
+    re.I,
+)
+
+
+def to_remember(sentence: str) -> str | None:
+    """What the user asks the agent to remember, as a statement of its own ("can you
+    remember the export is semicolon separated so I dont have to …" → "the export is
+    semicolon separated"); None when the sentence asks for nothing to be kept."""
+    found = _REMEMBER.match(sentence.strip())
+    if found is None:
+        return None
+    said = found["said"]
+    if (end := _KEPT_ENDS.search(said)) is not None:
+        said = said[: end.start()]
+    said = _statement(said)
+    if said is None or _QUESTION_START.match(said.lower()) or said.lower().startswith("to "):
+        return None  # "remember to call Sam" is a task, "remember when …" a question
+    return said
 
 
 def changed_clause(statement: str) -> str | None:

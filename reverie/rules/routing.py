@@ -128,6 +128,24 @@ def _specific(text: str) -> bool:
     return any(is_value(t) for t in tokens(text)) or _NAMED.search(text) is not None
 
 
+# a capitalised word: Title-case ("Brendan's", "O'Neil") or a short acronym ("RIT")
+_CAPITAL = r"(?:[A-Z][a-z][\w'’.-]*|[A-Z]{2,5}(?![\w]))"
+_PROPER = re.compile(rf"(?<=[\w,;)] )({_CAPITAL}(?:\s+(?:of |the |& )?{_CAPITAL})+)")
+
+
+def proper_name(text: str) -> str | None:
+    """The first proper name of two capitalised words or more that does not open the
+    statement ("the Riverside Players", "Hurricane Electric"): a name of a place, a group or
+    a product, which is a value the statement gives. Words of a closed class ("I", "The",
+    a weekday alone) do not make one."""
+    for found in _PROPER.finditer(text):
+        words = [w for w in re.split(r"\s+", found.group(1)) if w not in {"of", "the", "&"}]
+        named = [w for w in words if w.lower().rstrip(".'’s") not in FUNCTION_WORDS]
+        if len(named) >= 2:
+            return found.group(1).rstrip(".")
+    return None
+
+
 # a person as the value of a responsibility: "Alex owns billing since the reorg"
 _OWNER = re.compile(
     r"^(?:[A-Z][a-z]+(?: [A-Z][a-z]+)?|[a-z]+) (?:now )?(?:owns|leads|manages|runs|handles"
@@ -164,22 +182,8 @@ def route(
     is the topic of a live fact the statement corrects or restates, if one was found."""
     if speaker == "assistant" and tag is not Tag.INSIGHT and _NARRATION.match(text):
         return Route(Home.SKIP, text, reason="the agent narrating its own action")
-    if speaker == "user":
-        if name := name_in(text):
-            return Route(Home.USER_SETTINGS, f"name: {name}", reason="the user's name")
-        if zone := timezone_in(text):
-            return Route(Home.USER_SETTINGS, f"timezone: {zone}", reason="the user's timezone")
-        if m := _AGENT_NAME.search(text):
-            return Route(Home.AGENT_PROFILE, f"name: {m['v']}", reason="the agent's identity")
-        if m := _AGENT_ROLE.search(text):
-            role = m["v"].strip()
-            return Route(Home.AGENT_PROFILE, f"role: {role}", reason="the agent's identity")
-        if STYLE.search(text):
-            return Route(Home.SOUL, text, reason="reply style")
-        if _PREFERENCE.search(text):
-            return Route(Home.USER, text, reason="a user preference")
-        if standing_request(text) is not None:
-            return Route(Home.SOUL, text, reason="a standing request for replies")
+    if speaker == "user" and (settled := _identity_or_style(text)) is not None:
+        return settled
     if _WORKFLOW.search(text):
         return Route(
             Home.SKILL, text, reason="a reusable workflow: the agent saves it with skill_manage"
@@ -189,6 +193,10 @@ def route(
         if topic is None:
             return Route(Home.SKIP, text, reason=f"all {max_topics} topics are taken")
         return Route(Home.TOPIC, text, topic=topic, reason="a specific fact")
+    if tag is Tag.NOTED:  # the user asked for it to be remembered: kept, in its topic
+        topic = anchor or topic_for(text, topics, max_topics)
+        if topic is not None:
+            return Route(Home.TOPIC, text, topic=topic, reason="asked to be remembered")
     if _LESSON.match(text):  # said as a lesson, in so many words
         return Route(Home.MEMORY, text, reason="a lesson, marked as one")
     if _short_claim(text):
@@ -203,11 +211,35 @@ def route(
         return Route(Home.USER, text, reason="where the user lives")
     if speaker == "user" and _OCCUPATION.search(text):
         return Route(Home.USER, text, reason="what the user does")
+    if proper_name(text) is not None:  # "we perform in St. Brendan's Hall"
+        topic = anchor or topic_for(text, topics, max_topics)
+        if topic is not None:
+            return Route(Home.TOPIC, text, topic=topic, reason="a named place, group or firm")
     if _MOMENT.match(text):
         return Route(Home.SKIP, text, reason="the speaker's situation of the moment")
     if weight(tag) is Weight.HIGH:  # a correction, error, decision, completion or insight
         return Route(Home.MEMORY, text, reason=f"maybe a lesson ({tag.value})", sure=False)
     return Route(Home.SKIP, text, reason="a plain event with no specific value")
+
+
+def _identity_or_style(text: str) -> Route | None:
+    """A user's statement that settles who they (or the agent) are or how to reply."""
+    if name := name_in(text):
+        return Route(Home.USER_SETTINGS, f"name: {name}", reason="the user's name")
+    if zone := timezone_in(text):
+        return Route(Home.USER_SETTINGS, f"timezone: {zone}", reason="the user's timezone")
+    if m := _AGENT_NAME.search(text):
+        return Route(Home.AGENT_PROFILE, f"name: {m['v']}", reason="the agent's identity")
+    if m := _AGENT_ROLE.search(text):
+        role = m["v"].strip()
+        return Route(Home.AGENT_PROFILE, f"role: {role}", reason="the agent's identity")
+    if STYLE.search(text):
+        return Route(Home.SOUL, text, reason="reply style")
+    if _PREFERENCE.search(text):
+        return Route(Home.USER, text, reason="a user preference")
+    if standing_request(text) is not None:
+        return Route(Home.SOUL, text, reason="a standing request for replies")
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,7 +191,7 @@ _AFTER_WORD = "|".join(
 _LOCK_WORDS = r"lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker"
 _LOCKED = rf"(?i:\b(?:{_LOCK_WORDS})\b)"
 # and, with a code said later in the sentence, the places whose codes it names
-_LOCKS = rf"(?i:\b(?:{_LOCK_WORDS}|building|entry|access|security)\b)"
+_LOCKS = rf"(?i:\b(?:{_LOCK_WORDS}|locks?|building|entry|access|security)\b)"
 # what may follow a code said far from its label: the sentence's end or a pause, or a
 # closed-class word — never a counted thing ("there are 1200 sheep")
 _CODE_ENDS = (
@@ -312,6 +312,15 @@ _RULES: Final = (
         "lockbox box keypad padlock alarm gate door safe garage locker",
         _LOCKED + r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
+        lambda v: not _YEAR.fullmatch(v),
+    ),
+    _rule(  # a lock's code changed: "the parish changed the lockbox to 7731"
+        "access-code",
+        RANK_SHAPE,
+        "lockbox box keypad padlock gate door safe locker",
+        r"(?i:\b(?:changed|reset|re-?keyed|set)\s+(?:the|our|my|their|its)\s+(?:[\w'-]+\s+){0,2}?"
+        r"(?:lockbox|key ?box|key ?safe|keypad|padlock|gate|door|safe|locker)"
+        r"(?:\s+code)?\s+to)\s+(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d)" + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
     ),
     _rule(  # a lock's code said later in its sentence: "a key safe by the side door, the
