@@ -19,7 +19,7 @@ from reverie.rules.extraction import (
     resolve,
     sentences,
 )
-from reverie.rules.identity import name_in, timezone_in
+from reverie.rules.identity import name_in, signed_off, timezone_in
 from reverie.rules.routing import FUNCTION_WORDS, Home, Route, route, topic_name
 from reverie.rules.secrets import has_secret
 
@@ -41,6 +41,8 @@ PASTES = [
     "day,shift,cooler_f,freezer_f,initials\n05/01,08:00,36,-2,AB\n05/02,16:30,37,-1,CD",
     # a schema laid out in aligned columns (an unseen set stored its last line)
     "alarm_events\n  id            bigint identity\n  event_state   tinyint   -- 0 active, 1 clear",
+    # a log line naming a class in full
+    "Note at com.acme.billing.InvoiceJob.run",
     # a device's commands, arguments as name=value (an unseen set stored the second line)
     "/interface vlan add name=vlan40 vlan-id=40 interface=bridge1\n"
     "/ip dhcp-server set lease-time=30m authoritative=yes",
@@ -928,3 +930,48 @@ def test_a_reminder_or_a_question_about_remembering_keeps_nothing(text: str) -> 
 
 def _routed_as(found: Candidate) -> Route:
     return route(found.text, found.tag, speaker="user", topics=[], max_topics=8)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the caterer fell through so we're booking Rosa's Kitchen instead.",
+        "we picked the Hilton instead of the Marriott.",
+    ],
+)
+def test_a_named_thing_taken_instead_is_a_switch_to_a_value(text: str) -> None:
+    routed = _routed(text)
+    assert (routed.home, routed.reason) == (Home.TOPIC, "a switch to a named value")
+    assert routed.topic not in FUNCTION_WORDS
+
+
+def test_a_plain_instead_is_not_a_switch() -> None:
+    assert _routed("so I Instead walked home after the game.").home is Home.SKIP
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Could you tidy this paragraph for the newsletter? Marisa", "Marisa"),
+        ("the log is above, it fails at boot\n\n- Okonkwo (site lead, Lagos)", "Okonkwo"),
+        ("short and friendly please. sign it from me, Halvard", "Halvard"),
+        ("that fixed it, thank you so much. Thanks, Ilse", "Ilse"),
+    ],
+)
+def test_a_message_signed_with_a_name_gives_the_user_s_name(text: str, name: str) -> None:
+    found = candidates(text, 20)
+    assert f"I'm {name}" in [c.text for c in found]
+    assert name_in(f"I'm {name}") == name
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We hiked the ridge at dawn. Breathtaking.",
+        "sorted, it runs now. Perfect",
+        'she replied: "Thanks for the update. Best, Lorna"',
+        "Marisa",  # a name alone is an answer, not a signature
+    ],
+)
+def test_a_last_word_that_is_not_a_signature_gives_no_name(text: str) -> None:
+    assert signed_off(sentences(text)) is None

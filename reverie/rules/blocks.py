@@ -24,6 +24,7 @@ _TABLE: Final = re.compile(r"^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,
 # uptime or level, an upper-case label such as "FATAL:", a stack frame, a JS import
 _MACHINE: Final = re.compile(
     r"0x[0-9a-fA-F]{6,}|\b[\w/.-]+\.\w{1,5}:\d+(?::\d+)?\b|^\s*\[\s*\d+\.\d+\]"
+    r"|\b[a-z]\w*(?:\.[a-z]\w*){2,}\.[A-Z]\w*"  # a class's full name: "org.app.core.Main"
     r"|^\s*(?:FATAL|ERROR|WARN|WARNING|INFO|DEBUG|TRACE|HINT|DETAIL|CONTEXT|STATEMENT|PANIC"
     r"|CRITICAL|SEVERE|NOTICE|LOG|EXC_\w+)\b:?\s|^\s*Exception in thread\b|^\s*Caused by:"
     r"|^\s*\d+\s+[\w.$-]+\s+0x|^\s*import\s*\{|^\s*export\s+(?:default\s+)?\w"

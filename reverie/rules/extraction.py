@@ -13,7 +13,7 @@ from typing import Final
 
 from reverie.rules.blocks import prose
 from reverie.rules.claims import TAKING_BACK, parse, without_denied
-from reverie.rules.identity import STYLE, identity_apart, name_in, timezone_in
+from reverie.rules.identity import STYLE, identity_apart, name_in, signed_off, timezone_in
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import MONTHS, STOPWORDS, is_value, shape, tokens, values
 from reverie.rules.supersede import subject_phrase
@@ -393,7 +393,10 @@ def candidates(text: str, min_chars: int, speaker: str = "user") -> list[Candida
     body = prose(strip_injected(text))
     if speaker == "assistant":
         return _reported(body, min_chars)
-    return _statements(sentences(body), min_chars)
+    said = sentences(body)
+    if (name := signed_off(said)) is not None:  # "… without sounding greedy? Tomás"
+        said = [*said[:-1], f"I'm {name}."]
+    return _statements(said, min_chars)
 
 
 def _statements(found: list[str], min_chars: int) -> list[Candidate]:

@@ -109,6 +109,45 @@ def identity_apart(text: str) -> tuple[str, str | None] | None:
     return None
 
 
+# a message's last sentence that is only a name, maybe with a role after it, and without
+# the full stop a sentence ends with: "Tomás", "Denise (Oyelaran, head coach)", "Sam K.";
+# or a request to sign with it
+_SIGNATURE: Final = re.compile(
+    rf"(?P<n>{_NAME_WORD})(?: [A-Z][a-z'-]+| [A-Z]\.)?(?:\s*\([^()\"“”]{{0,60}}\))?"
+)
+_SIGN_AS: Final = re.compile(
+    rf"\b(?i:sign(?:ed)?(?: it| them| off)? (?:from|as)(?: me)?)[,:]?\s+(?P<n>{_NAME_WORD})\s*[.!]*$"
+    rf"|^(?i:thanks|thank (?:you|u)|thx|cheers)[,!]?\s+(?P<m>{_NAME_WORD})\s*[.!]*$"
+)
+
+
+def signed_off(said: list[str]) -> str | None:
+    """The user's name when a message is signed with it: its last sentence is the name
+    alone after something else was said ("… without sounding greedy? Tomás"), or asks to be
+    signed with it ("sign it from me, Priya"). A quoted email's signature is not the
+    user's: a sentence with a quotation mark is never one."""
+    if len(said) < 2 or any(q in said[-1] for q in '"“”'):
+        return None
+    last = said[-1].strip()
+    found = _SIGNATURE.fullmatch(last) or _SIGN_AS.search(last)
+    if found is None:
+        return None
+    name = found["n"] or found.groupdict().get("m") or ""
+    if name in _NOT_NAMES or name.lower() in _NOT_NAME_WORDS | _NOT_SIGNATURES:
+        return None
+    return name
+
+
+# words a message can end on alone that are not a name: thanks, praise, a yes or a no
+_NOT_SIGNATURES: Final = frozenset(
+    """thanks thank thx cheers ty perfect great awesome amazing cool nice good fine sure
+    yes yeah yep nope no ok okay done agreed exactly absolutely definitely lol haha wow
+    please pls bye goodbye later anyway anyways whatever regards best sincerely love xoxo
+    help ugh oops sorry congrats congratulations hooray yay brilliant excellent wonderful
+    lovely sweet bingo correct right true indeed cool""".split()
+)
+
+
 def timezone_in(text: str) -> str | None:
     """The user's timezone, if the text gives it."""
     m = _TZ.search(text)

@@ -78,6 +78,15 @@ _SWITCH = re.compile(
     r"|(?i:i'm|im|i am|we're|we are)\s+(?i:on|using)(?=\s+\S+(?:\s+\S+)?\s+now\b))"
     r"\s+(?:(?i:the)\s+)?[\"'“]?(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)"
 )
+# a named thing taken in place of another: "so we're doing Madeira instead"
+_INSTEAD = re.compile(r"(?<=\s)([A-Z][\w.+'’-]*(?:\s+[A-Z][\w.+'’-]*)*)\s+instead\b")
+
+
+def _named_instead(text: str) -> bool:
+    found = _INSTEAD.search(text)
+    return found is not None and any(name_like(w) for w in found.group(1).split())
+
+
 _WORKFLOW = re.compile(
     r"\bsteps?\s*(?:\d|:)|\bfirst\b.*\bthen\b|\bto \w+(?: \w+){0,4}, (?:first |run |do |use )",
     re.I,
@@ -203,7 +212,7 @@ def route(
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a named value")
-    if _SWITCH.search(text):
+    if _SWITCH.search(text) or _named_instead(text):
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a switch to a named value")
@@ -362,7 +371,7 @@ FUNCTION_WORDS: Final = STOPWORDS | frozenset(
     around aside per via across along among amid toward towards upon within without beyond
     despite except near past throughout unlike versus vs least less fewer several lots
     plenty jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs
-    fri""".split()
+    fri instead otherwise else meanwhile anyhow somehow""".split()
 )
 
 
