@@ -116,7 +116,8 @@ _SIGNATURE: Final = re.compile(
     rf"(?P<n>{_NAME_WORD})(?: [A-Z][a-z'-]+| [A-Z]\.)?(?:\s*\([^()\"“”]{{0,60}}\))?"
 )
 _SIGN_AS: Final = re.compile(
-    rf"\b(?i:sign(?:ed)?(?: it| them| off)? (?:from|as)(?: me)?)[,:]?\s+(?P<n>{_NAME_WORD})\s*[.!]*$"
+    r"\b(?i:sign(?:ed)?(?: it| them| off)? (?:from|as)(?: me)?)[,:]?"
+    rf"\s+(?P<n>{_NAME_WORD})\s*[.!]*$"
     rf"|^(?i:thanks|thank (?:you|u)|thx|cheers)[,!]?\s+(?P<m>{_NAME_WORD})\s*[.!]*$"
 )
 
