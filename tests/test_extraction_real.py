@@ -975,3 +975,18 @@ def test_a_message_signed_with_a_name_gives_the_user_s_name(text: str, name: str
 )
 def test_a_last_word_that_is_not_a_signature_gives_no_name(text: str) -> None:
     assert signed_off(sentences(text)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HE session is up, but HE says they're not receiving our /22.",
+        "IT moved the VPN gateway to 10.8.0.1 last week.",
+    ],
+)
+def test_an_acronym_spelt_like_a_pronoun_is_a_subject_not_an_anaphor(text: str) -> None:
+    assert [c.anchor for c in candidates(text, 20)] == [False]
+
+
+def test_a_pronoun_still_needs_the_earlier_subject() -> None:
+    assert [c.anchor for c in candidates("He moved the standup to 10:30.", 20)] == [True]

@@ -814,3 +814,11 @@ def test_two_answers_need_two_words_of_the_question_in_each() -> None:
     service = "The car service is due on March 3 at the Ford garage"
     moved = "I moved the car insurance payment to April 1"
     assert not changes_asked(moved, service, frozenset({"car", "service", "due"}))
+
+
+def test_a_denial_that_says_nothing_instead_replaces_nothing() -> None:
+    old = "we moved grafana to a new host last week (10.0.4.7)"
+    assert not supersedes("I mean on the box itself, not in grafana", old)
+    assert not supersedes("like right now, not in grafana", old)
+    # beside what it says instead, about the same thing, a denial still corrects
+    assert supersedes("grafana is on 10.0.4.9, not 10.0.4.7", old)

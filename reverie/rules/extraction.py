@@ -368,6 +368,17 @@ _OWN_CHANGE: Final = re.compile(
 )
 
 
+def _opens_with_pronoun(sentence: str) -> bool:
+    """The sentence opens with a pronoun standing for an earlier subject; an acronym spelt
+    like one is a name ("HE session is up" is Hurricane Electric's, "IT owns the VPN")."""
+    found = _ANAPHOR.match(sentence)
+    if found is None:
+        return False
+    word = re.findall(r"[A-Za-z']+", found.group(0))[-1]
+    shouted = sum(c.isupper() for c in sentence) > sum(c.islower() for c in sentence)
+    return not (len(word) >= 2 and word.isupper() and not shouted)
+
+
 def _anchor(sentence: str) -> bool | None:
     """True for a fragment that needs an earlier turn's subject, False for a
     self-contained statement, None for a fragment nothing can resolve ("that fixed it")."""
@@ -375,7 +386,7 @@ def _anchor(sentence: str) -> bool | None:
         return False
     if bare_value(sentence):
         return True
-    if _ANAPHOR.match(sentence):
+    if _opens_with_pronoun(sentence):
         if _OWN_CHANGE.search(sentence):
             return False  # "it's been so humid that I've dropped hydration to 75%"
         return True if any(is_value(t) for t in tokens(sentence)) else None
@@ -442,7 +453,7 @@ def _headless(sentence: str) -> bool:
         return False  # "Intro and Overview: …" is a label and what it labels
     named = any(is_value(w.lower()) or _ACRONYM.fullmatch(w) for w in words)
     verbal = any(w.lower() in _VERBAL or w.lower().endswith(("ed", "ing")) for w in words)
-    return named and not verbal and not _ANAPHOR.match(sentence)
+    return named and not verbal and not _opens_with_pronoun(sentence)
 
 
 def _can_head(sentence: str) -> bool:

@@ -41,7 +41,7 @@ from reverie.rules.claims import (
     parse,
     same_subject,
 )
-from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, stem, tokens
+from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, stem, tokens, word_set
 from reverie.rules.value_slots import (
     changes_value,
     competes,
@@ -113,7 +113,7 @@ def supersedes(new_text: str, old_text: str) -> bool:
     new, old = parse(new_text), parse(old_text)
     if old.negated and not new.negated and restates_values(new_text, old_text):
         return True  # its value said without the former one: the plain saying replaces it
-    if new.negated and not _denies(old_text, new.negated):
+    if new.negated and _says_instead(new, old_text) and not _denies(old_text, new.negated):
         negated = set(tokens(new.negated)) - STOPWORDS
         if negated and negated <= set(tokens(old_text)):
             return True
@@ -138,6 +138,15 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return False
     differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
     return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+def _says_instead(new: Claim, old_text: str) -> bool:
+    """A denial replaces a statement only beside what it says in its place, about the
+    old statement's thing ("it is the green cluster, not the blue cluster"); "like right
+    now, not in librenms" denies a place and says nothing instead."""
+    return bool(new.values) or bool(
+        word_set(" ".join(new.value | new.subject)) & word_set(old_text)
+    )
 
 
 @lru_cache(maxsize=65536)
