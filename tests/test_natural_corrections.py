@@ -822,3 +822,12 @@ def test_a_denial_that_says_nothing_instead_replaces_nothing() -> None:
     assert not supersedes("like right now, not in grafana", old)
     # beside what it says instead, about the same thing, a denial still corrects
     assert supersedes("grafana is on 10.0.4.9, not 10.0.4.7", old)
+
+
+def test_days_said_together_are_words_not_a_value() -> None:
+    from reverie.rules.similarity import is_value
+
+    assert not is_value("thu/fri/sat") and not is_value("mon/wed")
+    assert is_value("src/app") and is_value("10/12")
+    old = "we run 3 shows, thu and fri nights."
+    assert supersedes("now we're going up to 5 shows: thu/fri/sat nights", old)

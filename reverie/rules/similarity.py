@@ -34,6 +34,8 @@ CALENDAR: Final = frozenset(
     saturday sunday""".split()
 )
 MONTHS: Final = frozenset(w for w in CALENDAR if not w.endswith("day"))
+# the calendar's names with the weekdays' short forms
+_DAYS: Final = CALENDAR | frozenset("mon tue tues wed thu thur thurs fri sat sun".split())
 STOPWORDS = frozenset(
     """a an the this that these those of to in on at for from by with as and or but so
     is are was were be been being am it its it's i i'm we our you your he she they them
@@ -120,6 +122,8 @@ def is_value(token: str) -> bool:
     """Numbers, versions, hosts, paths, ids, e-mail addresses: what a correction changes."""
     if any(c.isdigit() for c in token):
         return True
+    if "/" in token and all(p.lower() in _DAYS for p in token.split("/") if p):
+        return False  # "fri/sat", "mon/wed/fri": days said together, not a path
     if "/" in token or "@" in token or "\\" in token:
         return True
     if token.startswith("#") and len(token) > 1:

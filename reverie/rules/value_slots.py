@@ -114,7 +114,7 @@ _UNIT_SUFFIX = re.compile(r"[$€£¥]?\d[\d.,]*(?!st$|nd$|rd$|th$)([a-z]+)$")
 _NOT_UNITS = frozenset(
     """since after before until because when while per via then now so but and or if as
     than already yet still too also just again lol btw rn today tonight yesterday tomorrow
-    currently anymore fyi""".split()
+    currently anymore fyi instead""".split()
 )
 # The speaker's attitude to what they say ("I'm trying to …", "I'm worried that …"), and
 # in a whole statement calendar words (part of a date value): neither says which thing a
