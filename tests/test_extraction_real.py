@@ -990,3 +990,22 @@ def test_an_acronym_spelt_like_a_pronoun_is_a_subject_not_an_anaphor(text: str) 
 
 def test_a_pronoun_still_needs_the_earlier_subject() -> None:
     assert [c.anchor for c in candidates("He moved the standup to 10:30.", 20)] == [True]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "the venue moved to the Grange Hall, good thing you didn't print the flyers yet",
+            "the venue moved to the Grange Hall",
+        ),
+        ("the lease ends on 30 June, like you said", "the lease ends on 30 June"),
+    ],
+)
+def test_a_remark_on_what_the_agent_did_is_cut_from_the_statement(text: str, kept: str) -> None:
+    assert [c.text for c in candidates(text, 20)] == [kept]
+
+
+def test_an_instruction_to_the_agent_is_not_cut_off_as_a_remark() -> None:
+    said = "our printer is at 10.0.0.9, and you should turn off its firewall"
+    assert [c.text for c in candidates(said, 20)] == [said]

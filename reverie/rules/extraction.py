@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Final
 
 from reverie.rules.blocks import prose
-from reverie.rules.claims import TAKING_BACK, parse, without_denied
+from reverie.rules.claims import IRREGULAR_PAST, TAKING_BACK, parse, without_denied
 from reverie.rules.identity import STYLE, identity_apart, name_in, signed_off, timezone_in
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import MONTHS, STOPWORDS, is_value, shape, tokens, values
@@ -508,6 +508,8 @@ def _claims_of(sentence: str) -> list[str]:
     if (kept := to_remember(sentence)) is not None:
         return [kept]  # "can you remember the export is semicolon separated, so …"
     kept = declarative(sentence)
+    if kept is not None:
+        kept = _without_remark_to_agent(kept)
     if kept is not None and (is_hedged(kept) or _ASIDE.search(kept)):
         kept = _before_aside(kept)
     given = presupposed(sentence) if kept != sentence else None
@@ -595,6 +597,24 @@ _ASIDE: Final = re.compile(
     r"\s+(?:how|what|whether|if|why|where|when|which|who)\b",
     re.I,
 )
+
+
+# a remark on what the agent did or said, after the statement ("…, good thing you didn't
+# put it in lol", "…, like you said"): past, so no instruction, and not the user's world
+_REMARK_TO_AGENT: Final = re.compile(
+    r"^(?:\w+\s+){0,3}?(?:you|u)\s+(?:(?:did|didn'?t|did not|were|was|had|hadn'?t)\b"
+    r"|(?:\w{2,}ed|" + "|".join(sorted(IRREGULAR_PAST)) + r")\b)",
+    re.I,
+)
+
+
+def _without_remark_to_agent(statement: str) -> str | None:
+    """The statement without the clauses after it that remark on what the agent did."""
+    clauses = _CLAUSE.split(statement)
+    kept = list(clauses)
+    while len(kept) > 1 and _REMARK_TO_AGENT.match(kept[-1].strip()):
+        kept.pop()
+    return statement if len(kept) == len(clauses) else _statement(", ".join(kept))
 
 
 def _before_aside(sentence: str) -> str | None:
