@@ -370,6 +370,22 @@ MUTANTS: tuple[Mutant, ...] = (
         "the model is asked about a topic again as soon as it has new facts, not once it doubled",
         ("tests/test_review.py::test_a_topic_the_model_summarised_waits_until_its_text_doubles",),
     ),
+    Mutant(
+        "distill-ask-batch",
+        "reverie/config.py",
+        "ask_batch: int = 2",
+        "ask_batch: int = 1",
+        "a lone topic that needs the model is asked about at once, one call each round",
+        ("tests/test_review.py::test_a_lone_topic_that_needs_the_model_waits_for_a_second_one",),
+    ),
+    Mutant(
+        "distill-ask-wait",
+        "reverie/config.py",
+        "ask_wait_h: float = 168.0",
+        "ask_wait_h: float = 1e9",
+        "a lone topic that needs the model waits for a second one for ever",
+        ("tests/test_review.py::test_a_lone_topic_is_asked_about_once_it_has_waited_a_week",),
+    ),
 )
 
 

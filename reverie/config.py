@@ -110,6 +110,12 @@ class DistillerConfig:
     log of what a topic holds, not with the days it changed on. A summary by the rules
     since ends the wait; with ``rules_first = false`` there is none (every due topic is
     asked)."""
+    ask_batch: int = 2
+    """The model is asked once this many due topics need it, in one call for them all..."""
+    ask_wait_h: float = 168.0
+    """... or once one of them has waited this long for a fuller batch (meanwhile it keeps
+    its watermark and the snapshot renders its newest live facts). With ``rules_first =
+    false`` every due topic is asked about at once."""
     timeout_s: float = 120.0
 
 

@@ -168,7 +168,7 @@ async def test_distiller_watermarks_budget_and_retry(
     tmp_path: Path, clock: ManualClock, spans: tuple[TracerProvider, InMemorySpanExporter]
 ) -> None:
     provider, exporter = spans
-    config = Config().with_section("distiller", max_topics=2, min_new_facts=1)
+    config = Config().with_section("distiller", max_topics=2, min_new_facts=1, ask_batch=1)
     async with reverie.open(
         tmp_path / "h", clock=clock, config=config, tracer_provider=provider
     ) as rv:
@@ -208,12 +208,13 @@ async def test_distiller_watermarks_budget_and_retry(
     assert len(events) == 4
 
 
-async def test_summary_never_exceeds_its_budget(rv: reverie.Reverie) -> None:
-    await save(
-        rv, "hosts", *[f"Host h{i} serves shard {i} of the cluster index" for i in range(60)]
-    )
-    await rv.review()
-    summary = (rv.home / "a" / "topics" / "hosts" / "summary.md").read_text().rstrip("\n")
+async def test_summary_never_exceeds_its_budget(tmp_path: Path, clock: ManualClock) -> None:
+    config = Config().with_section("distiller", ask_batch=1)
+    async with reverie.open(tmp_path / "home", config=config, clock=clock) as rv:
+        hosts = [f"Host h{i} serves shard {i} of the cluster index" for i in range(60)]
+        await save(rv, "hosts", *hosts)
+        await rv.review()
+        summary = (rv.home / "a" / "topics" / "hosts" / "summary.md").read_text().rstrip("\n")
     assert 0 < len(summary) <= 1000
 
 
@@ -460,7 +461,7 @@ async def test_a_summarised_topic_waits_for_enough_new_facts(
 ) -> None:
     """Invariant: a summarised topic is distilled again only after ``min_new_facts`` new
     facts (its snapshot line is rendered from live facts meanwhile)."""
-    config = Config().with_section("distiller", min_new_facts=3)
+    config = Config().with_section("distiller", min_new_facts=3, ask_batch=1)
     async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
         await save(rv, "alpha", "The alpha port is 1000")
         assert review_stage(await rv.review(), "distiller")["distilled"] == 1
@@ -521,7 +522,7 @@ async def test_the_rules_summarise_a_topic_while_they_keep_half_of_it(
     """Invariant: a topic too long to show whole is summarised by the rules, with no call,
     while its deepest and newest whole facts keep ``rules_keep`` (half) of its live text;
     past that, the model summarises it."""
-    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1)
+    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1, ask_batch=1)
     async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
         await save(rv, "services", *service_facts(0, 5))  # 312 chars: 4 of 5 kept
         assert distill_round(await rv.review()) == [("distilled", "rules")]
@@ -538,7 +539,7 @@ async def test_a_topic_the_model_summarised_waits_until_its_text_doubles(
     """Invariant: the model is asked about a topic again only once its live text is
     ``regrow`` (twice) what its last model summary came from; meanwhile the topic waits
     (no call) and its snapshot line shows its newest live facts."""
-    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1)
+    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1, ask_batch=1)
     async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
         await save(rv, "services", *service_facts(0, 10))  # 640 chars
         assert distill_round(await rv.review()) == [("distilled", "offline")]
@@ -555,13 +556,51 @@ async def test_a_topic_the_model_summarised_waits_until_its_text_doubles(
         assert await distill_calls(rv) == 2
 
 
+async def test_a_lone_topic_that_needs_the_model_waits_for_a_second_one(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Invariant: the model is asked only once ``ask_batch`` (two) due topics need it, in
+    one call for both; meanwhile a lone one keeps its watermark (deferred, no call)."""
+    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "services", *service_facts(0, 10))  # 640 chars: the model's
+        assert distill_round(await rv.review()) == [("deferred", None)]
+        clock.advance(timedelta(days=2))
+        await save(rv, "services", *service_facts(10, 1))
+        assert distill_round(await rv.review(force=True)) == [("deferred", None)]
+        assert await distill_calls(rv) == 0
+        clock.advance(timedelta(days=1))
+        await save(rv, "backends", *service_facts(11, 10))
+        done = distill_round(await rv.review(force=True))
+        assert done == [("distilled", "offline"), ("distilled", "offline")]
+        assert await distill_calls(rv) == 1
+
+
+async def test_a_lone_topic_is_asked_about_once_it_has_waited_a_week(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Invariant: a topic that waits for a fuller batch is asked about alone once it has
+    waited ``ask_wait_h`` (a week) since its first wait, and not before."""
+    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        await save(rv, "services", *service_facts(0, 10))
+        assert distill_round(await rv.review()) == [("deferred", None)]
+        clock.advance(timedelta(hours=144))  # six days: still waiting
+        await save(rv, "services", *service_facts(10, 1))
+        assert distill_round(await rv.review(force=True)) == [("deferred", None)]
+        clock.advance(timedelta(hours=25))  # a week and an hour since its first wait
+        await save(rv, "services", *service_facts(11, 1))
+        assert distill_round(await rv.review(force=True)) == [("distilled", "offline")]
+        assert await distill_calls(rv) == 1
+
+
 async def test_a_summary_by_the_rules_ends_the_wait_to_regrow(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     """Once corrections shrank a topic the model had summarised and the rules summarised it
     again, the model is asked as soon as the rules cannot keep half of it (the wait to
     double is from the model's last summary, which is no longer shown)."""
-    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1)
+    config = Config().with_section("distiller", summary_chars=300, min_new_facts=1, ask_batch=1)
     async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
         await save(rv, "services", *service_facts(0, 10))  # 640 chars
         assert distill_round(await rv.review()) == [("distilled", "offline")]

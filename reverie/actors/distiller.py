@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -40,10 +41,11 @@ BY_RULES = "rules"  # a summary made of whole live facts (no model asked)
 
 class Due(NamedTuple):
     """A chosen topic's live facts, and the rules' summary of them (None: the model
-    summarises them)."""
+    summarises them; ``waiting``: since when it has waited for a fuller batch)."""
 
     live: list[Fact]
     ruled: str | None
+    waiting: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,14 @@ def watermark_key(topic: str) -> str:
 
 def summary_key(topic: str) -> str:
     return f"summary:{topic}"
+
+
+def waiting_key(topic: str) -> str:
+    """Since when ``topic`` has waited for a model call with other topics (``ask_batch``)."""
+    return f"distill:waiting:{topic}"
+
+
+BATCH_WAIT = "waiting for a fuller batch"
 
 
 def asked_key(topic: str) -> str:
@@ -144,7 +154,9 @@ class Distiller(Stage):
             if size <= limit or len(summary) >= self.cfg.rules_keep * size:
                 return Due(live, summary)  # the rules keep enough of it: nothing to judge
         asked = float(review_state.get(conn, self.namespace, asked_key(topic), 0) or 0)
-        return Due(live, None) if size >= self.cfg.regrow * asked else None
+        if size < self.cfg.regrow * asked:
+            return None
+        return Due(live, None, review_state.get(conn, self.namespace, waiting_key(topic)))
 
     async def run(self) -> DistillerDetails:
         stale, found = await self.looked()
@@ -175,8 +187,15 @@ class Distiller(Stage):
 
         def store(conn: sqlite3.Connection) -> None:
             stamp = self.now()
+            for record in results:  # a wait for a fuller batch starts once
+                if record.reason == BATCH_WAIT and drafts[record.topic].summary is None:
+                    if review_state.get(conn, self.namespace, waiting_key(record.topic)) is None:
+                        review_state.put(
+                            conn, self.namespace, waiting_key(record.topic), stamp, stamp
+                        )
             for record in done:
                 topic, summary = record.topic, str(drafts[record.topic].summary)
+                review_state.drop(conn, self.namespace, waiting_key(topic))
                 review_state.put(conn, self.namespace, summary_key(topic), summary, stamp)
                 review_state.put(
                     conn, self.namespace, watermark_key(topic), record.watermark, stamp
@@ -233,12 +252,15 @@ class Distiller(Stage):
         call, not one each)."""
         drafts: dict[str, Draft] = {}
         asked: list[tuple[str, list[Fact]]] = []
-        for topic, (live, ruled) in found.items():
+        for topic, (live, ruled, _) in found.items():
             if ruled is not None:
                 drafts[topic] = Draft(live, ruled, BY_RULES)
             else:
                 asked.append((topic, live))
         if not asked:
+            return drafts
+        if not self._batch_due([found[topic].waiting for topic, _ in asked]):
+            drafts.update({topic: Draft(live, None, BATCH_WAIT) for topic, live in asked})
             return drafts
         prompt = questions.distill_many(
             [(topic, [_fact_item(f) for f in live]) for topic, live in asked],
@@ -258,6 +280,14 @@ class Distiller(Stage):
             text = " ".join(written.get(topic, "").split())
             drafts[topic] = Draft(live, text, self.judge.model.name, share)
         return drafts
+
+    def _batch_due(self, waiting: list[str | None]) -> bool:
+        """Whether the topics that need the model are worth a call now: enough of them, or
+        one has waited ``ask_wait_h`` for the others (with ``rules_first`` off, always)."""
+        if len(waiting) >= self.cfg.ask_batch or not self.cfg.rules_first:
+            return True
+        now, enough = self.clock.now(), timedelta(hours=min(self.cfg.ask_wait_h, 1e9))
+        return any(w is not None and now - datetime.fromisoformat(w) >= enough for w in waiting)
 
     def _checked(self, topic: str, top: int, draft: Draft) -> TopicResult:
         """The topic's outcome: its record when the summary passes the rules (stored by
