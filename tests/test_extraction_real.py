@@ -1009,3 +1009,18 @@ def test_a_remark_on_what_the_agent_did_is_cut_from_the_statement(text: str, kep
 def test_an_instruction_to_the_agent_is_not_cut_off_as_a_remark() -> None:
     said = "our printer is at 10.0.0.9, and you should turn off its firewall"
     assert [c.text for c in candidates(said, 20)] == [said]
+
+
+def test_a_fragment_is_not_resolved_against_a_list_nor_for_a_thing_it_does_not_name() -> None:
+    listed = "60 guests, Friday June 5, buffet, venue is the Old Mill at Hexham."
+    assert resolve("they want 2 desserts plus coffee.", [listed]) is None
+    assert resolve("they'd like 4 tables outside.", ["The marquee is 12 m by 6 m"]) is None
+    assert resolve("make that 12 chairs", ["The chair count is 10 chairs"]) == (
+        "The chair count is 12 chairs"
+    )
+
+
+def test_a_pronoun_aside_before_a_clause_with_its_own_subject_and_values_is_whole() -> None:
+    said = "he sorted it before he left, the whole autumn intake has 9 places now instead of 6"
+    assert [c.anchor for c in candidates(said, 20)] == [False]
+    assert [c.anchor for c in candidates("they said it's fine, 30 days is ok", 20)] == [True]

@@ -379,6 +379,25 @@ def _opens_with_pronoun(sentence: str) -> bool:
     return not (len(word) >= 2 and word.isupper() and not shouted)
 
 
+# a clause that names its own subject: a determiner or a possessive and a noun after it
+_OWN_SUBJECT_CLAUSE: Final = re.compile(
+    r"^(?:(?:and|but|so|plus)\s+)?(?:the|our|my|their|this|that|these|those)\s+[a-z][\w-]*\s+\S+",
+    re.I,
+)
+
+
+def _valued_clause_of_its_own(sentence: str) -> bool:
+    """A later clause with a subject of its own holds every value the sentence gives ("she
+    got it done before she left, the whole spring program has 7 days free now"): the
+    pronoun opens an aside, and the statement does not need an earlier turn."""
+    said = {t for t in tokens(sentence) if is_value(t)}
+    for clause in _CLAUSE.split(sentence)[1:]:
+        clause = clause.strip()
+        if said and _OWN_SUBJECT_CLAUSE.match(clause) and said <= set(tokens(clause)):
+            return True
+    return False
+
+
 def _anchor(sentence: str) -> bool | None:
     """True for a fragment that needs an earlier turn's subject, False for a
     self-contained statement, None for a fragment nothing can resolve ("that fixed it")."""
@@ -387,7 +406,7 @@ def _anchor(sentence: str) -> bool | None:
     if bare_value(sentence):
         return True
     if _opens_with_pronoun(sentence):
-        if _OWN_CHANGE.search(sentence):
+        if _OWN_CHANGE.search(sentence) or _valued_clause_of_its_own(sentence):
             return False  # "it's been so humid that I've dropped hydration to 75%"
         return True if any(is_value(t) for t in tokens(sentence)) else None
     if len(re.findall(r"[A-Za-z]{2,}", sentence)) < 3:  # "Port is 5432" is whole
@@ -842,11 +861,20 @@ def resolve(fragment: str, earlier: list[str]) -> str | None:
     kind = _value_kinds(said)  # "30 days" is a duration like "45d", not a count like "600 rpm"
     for text in reversed(earlier):
         phrase = subject_phrase(text) or _set_object(text)
-        if phrase and kind & _value_kinds(text):
-            raw = re.search(re.escape(new[0]) + r"(?:\s?(?P<unit>[a-z]+))?", said, re.I)
-            value = new[0] if raw is None else raw.group(0)
-            unit = raw["unit"].lower() if raw is not None and raw["unit"] else ""
-            if raw is not None and unit and not unit_kind(unit) and unit not in tokens(text):
-                value = value[: raw.start("unit") - raw.start()].rstrip()  # "16:30 typo"
-            return f"{phrase} is {value}"
+        if not phrase or _listed(phrase) or not kind & _value_kinds(text):
+            continue
+        raw = re.search(re.escape(new[0]) + r"(?:\s?(?P<unit>[a-z]+))?", said, re.I)
+        value = new[0] if raw is None else raw.group(0)
+        unit = raw["unit"].lower() if raw is not None and raw["unit"] else ""
+        if raw is not None and unit and not unit_kind(unit) and unit not in tokens(text):
+            if bare_count(f"{new[0]} {unit}") is not None:
+                continue  # "3 courses": a count of a thing the antecedent does not name
+            value = value[: raw.start("unit") - raw.start()].rstrip()  # "16:30 typo"
+        return f"{phrase} is {value}"
     return None
+
+
+def _listed(phrase: str) -> bool:
+    """A "subject" that is a list of values ("140 guests, Saturday April 25, plated dinner,
+    venue"): no one thing a fragment's value could be the value of."""
+    return "," in phrase or any(is_value(t) for t in tokens(phrase))
