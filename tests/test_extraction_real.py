@@ -1024,3 +1024,14 @@ def test_a_pronoun_aside_before_a_clause_with_its_own_subject_and_values_is_whol
     said = "he sorted it before he left, the whole autumn intake has 9 places now instead of 6"
     assert [c.anchor for c in candidates(said, 20)] == [False]
     assert [c.anchor for c in candidates("they said it's fine, 30 days is ok", 20)] == [True]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "she wants to move the parents' evening from the 12th to March 19 if that works.",
+        "they'll push the kickoff meeting to 10:30 because of traffic.",
+    ],
+)
+def test_a_change_to_a_named_thing_after_a_pronoun_is_whole(text: str) -> None:
+    assert [c.anchor for c in candidates(text, 20)] == [False]
