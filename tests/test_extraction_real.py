@@ -1023,6 +1023,10 @@ def test_a_fragment_is_not_resolved_against_a_list_nor_for_a_thing_it_does_not_n
 def test_a_pronoun_aside_before_a_clause_with_its_own_subject_and_values_is_whole() -> None:
     said = "he sorted it before he left, the whole autumn intake has 9 places now instead of 6"
     assert [c.anchor for c in candidates(said, 20)] == [False]
+    said = "he rang this morning, handover is June 3 (the keys come a day early)."
+    assert [c.anchor for c in candidates(said, 20)] == [False]
+    said = "he paid $400 today, so he owes $900 now."  # whose debt: only the turn says
+    assert [c.anchor for c in candidates(said, 20)] == [True]
     assert [c.anchor for c in candidates("they said it's fine, 30 days is ok", 20)] == [True]
 
 

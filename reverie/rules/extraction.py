@@ -386,21 +386,25 @@ def _opens_with_pronoun(sentence: str) -> bool:
 
 # a clause that names its own subject: a determiner or a possessive and a noun after it
 _OWN_SUBJECT_CLAUSE: Final = re.compile(
-    r"^(?:(?:and|but|so|plus)\s+)?(?:the|our|my|their|this|that|these|those)\s+[a-z][\w-]*\s+\S+",
+    r"^(?:(?:and|but|so|plus)\s+)?(?:(?:the|our|my|their|this|that|these|those)\s+[a-z][\w-]*\s+\S+"
+    # or a noun of its own before its verb: "move-in is May 1"
+    r"|(?!(?:it|he|she|they|this|that|there|which|who)\b)[a-z][\w'-]*"
+    r"(?:\s+[a-z][\w'-]*)?\s+(?:is|are|was|were|has|have)\b)",
     re.I,
 )
 
 
 def _valued_clause_of_its_own(sentence: str) -> bool:
-    """A later clause with a subject of its own holds every value the sentence gives ("she
-    got it done before she left, the whole spring program has 7 days free now"): the
-    pronoun opens an aside, and the statement does not need an earlier turn."""
-    said = {t for t in tokens(sentence) if is_value(t)}
-    for clause in _CLAUSE.split(sentence)[1:]:
-        clause = clause.strip()
-        if said and _OWN_SUBJECT_CLAUSE.match(clause) and said <= set(tokens(clause)):
-            return True
-    return False
+    """The pronoun's clause gives no value and a later clause with a subject of its own
+    gives one ("she got it done before she left, the whole spring program has 7 days free
+    now"): the pronoun opens an aside, and the statement does not need an earlier turn."""
+    first, *rest = _CLAUSE.split(sentence)
+    if any(is_value(t) for t in tokens(first)):
+        return False  # the pronoun's own clause gives a value: whose, only its turn says
+    return any(
+        _OWN_SUBJECT_CLAUSE.match(clause.strip()) and any(is_value(t) for t in tokens(clause))
+        for clause in rest
+    )
 
 
 def _anchor(sentence: str) -> bool | None:
