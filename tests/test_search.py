@@ -351,3 +351,29 @@ async def test_an_old_home_gains_the_index_that_finds_a_turns_facts(tmp_path: Pa
 
     plan = rows(home, f"EXPLAIN QUERY PLAN {_LEARNED_FROM}", "a", "s1")
     assert any("facts_session" in str(step) for step in plan), plan
+
+
+async def test_a_claim_corrected_inside_a_longer_fact_puts_the_newer_first(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
+    """One claim of a later fact corrects one claim of an earlier one: both stay live (the
+    earlier one's other claim still holds), and search ranks the newer first."""
+    from datetime import timedelta
+
+    from reverie.rules.supersede import claim_replaced
+
+    old = "Our supplier is Harbor Timber, my rep there is Lena Park."
+    new = "Lena moved to their Dublin office, so my new rep is Tomasz Wolny from now on."
+    assert claim_replaced(new, old)  # time decides which is newer, as for a supersede
+    async with rv.namespace("a").session("s") as s:
+        ok(
+            await s.call_tool("topic", {"action": "save", "topic": "supplier", "content": old}),
+            "ADD",
+        )
+        clock.advance(timedelta(days=3))
+        ok(
+            await s.call_tool("topic", {"action": "save", "topic": "supplier", "content": new}),
+            "ADD",
+        )
+    hits = [h.text for h in await rv.namespace("a").search("who is my rep at Harbor Timber")]
+    assert hits.index(new) < hits.index(old)

@@ -30,6 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Final
 
 from reverie.rules.claims import (
     CORRECTION_PREFIX,
@@ -138,6 +139,27 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return False
     differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
     return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+# where one claim of a sentence ends and the next begins
+_CLAUSES: Final = re.compile(r",\s+|;\s+|\s+(?:but|so|and)\s+(?=\w+(?:'s)?\s)|\s+[-\u2014]\s+")
+_CLAUSE_LIMIT = 4
+
+
+def claim_replaced(new_text: str, old_text: str) -> bool:
+    """One claim of ``new_text`` corrects one of ``old_text`` ("…, so my new contact is Brett
+    Kowalski" / "Our forwarder is Kestrel Logistics, my contact there is Ana Ruiz"): not a
+    supersede of the whole old fact, whose other claims may still hold, but what search
+    needs to put the newer first. At most four clauses of each are compared."""
+    news, olds = _claims(new_text), _claims(old_text)
+    if len(news) == 1 and len(olds) == 1:
+        return False  # the whole texts: ``supersedes`` answered that already
+    return any(supersedes(a, b) for a in news for b in olds)
+
+
+def _claims(text: str) -> list[str]:
+    parts = [p.strip(" .!") for p in _CLAUSES.split(text)]
+    return [p for p in parts if len(p.split()) >= 3][:_CLAUSE_LIMIT]
 
 
 def _says_instead(new: Claim, old_text: str) -> bool:

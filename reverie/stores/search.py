@@ -18,7 +18,7 @@ from datetime import datetime
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
-from reverie.rules.supersede import changes_value, competes, supersedes
+from reverie.rules.supersede import changes_value, claim_replaced, competes, supersedes
 from reverie.rules.value_slots import changes_asked, words_of
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
@@ -250,7 +250,7 @@ def _corrections_first(ranked: list[_Ranked], k: int, asked: frozenset[str]) -> 
     facts = [
         i
         for i, r in enumerate(ranked[:k])
-        if r.live and r.hit.kind != "episode" and values(r.hit.text)
+        if r.live and r.hit.kind != "episode" and (values(r.hit.text) or _NAMED.search(r.hit.text))
     ]
     for x, i in enumerate(facts):
         for j in facts[x + 1 :]:
@@ -262,6 +262,7 @@ def _corrections_first(ranked: list[_Ranked], k: int, asked: frozenset[str]) -> 
                 ranked[j] = replace(above, hit=replace(above.hit, score=below.hit.score))
 
 
+_NAMED = re.compile(r"(?<=\w )[A-Z][a-z]")  # a name inside a text: a value of its own kind
 _SOURCE_MIN = 24  # chars: a shorter fact is too common a phrase to name its source
 
 
@@ -358,6 +359,7 @@ def _newer_value(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
         or changes_value(new_text, old_text)
         or competes(new_text, old_text)
         or changes_asked(new_text, old_text, asked)
+        or claim_replaced(new_text, old_text)
     )
 
 
