@@ -43,6 +43,12 @@ PASTES = [
     "alarm_events\n  id            bigint identity\n  event_state   tinyint   -- 0 active, 1 clear",
     # a log line naming a class in full
     "Note at com.acme.billing.InvoiceJob.run",
+    # a log line dated day/month/year, and an R error's indented continuation
+    "11/04/2026 09:12  SPN 5246 FMI 0  Aftertreatment SCR Operator Inducement",
+    "Error in lm.fit(x = c(2, 4, 4, 6, 8),  :\n  NA/NaN/Inf in 'x'\nIn addition: Warning message:",
+    # a table's rows without their outer pipes
+    "Ada Morris | U11 | Eastfield | hay fever | 07700 900555\n"
+    "Ben Ortiz | U11 | Westfield | none | 07700 900556",
     # a device's commands, arguments as name=value (an unseen set stored the second line)
     "/interface vlan add name=vlan40 vlan-id=40 interface=bridge1\n"
     "/ip dhcp-server set lease-time=30m authoritative=yes",
@@ -1039,3 +1045,11 @@ def test_a_pronoun_aside_before_a_clause_with_its_own_subject_and_values_is_whol
 )
 def test_a_change_to_a_named_thing_after_a_pronoun_is_whole(text: str) -> None:
     assert [c.anchor for c in candidates(text, 20)] == [False]
+
+
+def test_a_statement_the_user_could_not_swear_to_is_a_guess() -> None:
+    said = "the letter, though I couldn't swear to it, puts Agnes in Leeds by 1902."
+    assert candidates(said, 20) == []
+    assert [c.text for c in candidates("the letter puts Agnes in Leeds by 1902.", 20)] == [
+        "the letter puts Agnes in Leeds by 1902."
+    ]

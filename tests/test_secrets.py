@@ -834,3 +834,9 @@ def test_a_lock_changed_to_a_code_or_a_plain_lock_s_code_is_a_secret(text: str) 
 )
 def test_a_lock_changed_to_a_time_room_or_year_is_not_a_secret(text: str) -> None:
     assert secret_kind(text) is None
+
+
+def test_a_pin_said_later_in_its_sentence_is_a_secret_and_a_distance_is_not() -> None:
+    said = "the bank wanted a PIN to confirm changes over the phone, it's 8315, I noted it"
+    assert secret_kind(said) == "access-code"
+    assert secret_kind("the pin on the trail map is off, it's 1200 m further on") is None

@@ -31,7 +31,8 @@ _MACHINE: Final = re.compile(
     r"|^\s*(?:Chain|Plan|Result|Error|Warning)\b[^.!?]*(?:\(|#\d|:\s*\d)"
 )
 _LOG: Final = re.compile(
-    r"^\s*\[?(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d(?:[.,]\d+)?\b|\d{2}/\w{3}/\d{4})"
+    r"^\s*\[?(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d(?:[.,]\d+)?\b|\d{2}/\w{3}/\d{4}"
+    r"|\d{1,2}/\d{1,2}/\d{2,4}[ T]\d\d:\d\d)"
     r"|^\s*\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL|NOTICE)\]?[\s:|-]"
 )
 _TRACE: Final = re.compile(
@@ -95,6 +96,8 @@ def is_code_line(line: str) -> bool:
         return True
     if _JSONISH.match(line) or _columns(stripped) or _DELIMITED.match(stripped):
         return True
+    if stripped.count(" | ") >= 2:
+        return True  # a table's row without its outer pipes: "Oscar W | U9 | Moorfield"
     if _csv_row(stripped):
         return True
     gaps = len(_ALIGNED.findall(stripped))
@@ -150,7 +153,9 @@ def _columns(line: str) -> bool:
 
 
 def _indented(line: str) -> bool:
-    return (line.startswith("    ") or line.startswith("\t")) and not _BULLET.match(line)
+    """Indented as a program's or a message's continuation lines are (two spaces will do:
+    "  NA/NaN/Inf in 'y'" under an R error); a nested bullet is not."""
+    return (line.startswith("  ") or line.startswith("\t")) and not _BULLET.match(line)
 
 
 def _structured(line: str) -> bool:

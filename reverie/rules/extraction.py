@@ -117,7 +117,8 @@ _HEDGE: Final = re.compile(
     r"|i'm not certain|hopefully|pretty sure|fairly sure|kinda sure|or so|or something"
     r"|or smth|or sth|something like|dont quote me|don't quote me|not 100%|ish|roughly"
     r"|(?:is|was|be|at|about|around|takes|took) like|like \d|\d\S*\s*-?ish|somewhere around"
-    r"|give or take|ballpark|could have been|might have been|supposedly|apparently)\b"
+    r"|give or take|ballpark|could have been|might have been|supposedly|apparently"
+    r"|(?:could|can|would)(?:n'?t| not) swear|swear to it)\b"
     r"|\bnot 100\s*%|\?"
 )
 _QUESTION_START: Final = re.compile(

@@ -379,7 +379,17 @@ _RULES: Final = (
         r"(?i:\b(?:pin|pin code|pin number|passcode)\b)"
         + _QUALIFIER
         + _SAID_AS
-        + r"(?P<v>\d{4,8})\b",
+        + r"(?P<v>\d{4,8})\b"
+        + _NOT_A_QUANTITY,
+    ),
+    _rule(  # a PIN said later in its sentence: "… wanted a PIN to make changes on the
+        # account over the phone, it's 6604"
+        "access-code",
+        RANK_SHAPE,
+        "pin passcode",
+        r"(?i:\b(?:pin|pin code|pin number|passcode)\b)[^.!?\n\d]{0,80}?"
+        r",\s*(?i:it['\u2019]?s|it is|which is)\s+(?P<v>\d{4,8})\b(?![.,:/-]?\d)" + _NOT_A_QUANTITY,
+        lambda v: not _YEAR.fullmatch(v),
     ),
     _rule(
         "access-code",
