@@ -420,6 +420,8 @@ def _validate(config: Config) -> None:
             number = getattr(value, item.name)
             if isinstance(number, bool) or not isinstance(number, int | float):
                 continue
+            if number != number:  # NaN: no comparison holds, so no bound would either
+                raise ConfigError(f"{section.name}.{item.name} must be a number, not NaN")
             if number < 0:
                 raise ConfigError(f"{section.name}.{item.name} must not be negative")
     if not 0.0 < config.writer.jaccard_threshold <= 1.0:
@@ -436,3 +438,5 @@ def _validate(config: Config) -> None:
         raise ConfigError("model.timeout_s and model.connect_timeout_s must be positive")
     if config.actors.mailbox_size < 1:
         raise ConfigError("actors.mailbox_size must be at least 1")
+    if config.distiller.ask_batch > max(1, config.distiller.max_topics):
+        raise ConfigError("distiller.ask_batch must not exceed distiller.max_topics")

@@ -56,6 +56,8 @@ def test_toml_then_environment(tmp_path: Path) -> None:
         ("", {"REVERIE_CAPS_MEMORY": "lots"}, "REVERIE_CAPS_MEMORY='lots'"),
         ("", {"REVERIE_WRITER_ENABLED": "perhaps"}, "REVERIE_WRITER_ENABLED"),
         ("", {"REVERIE_STORE_SYNCHRONOUS": "SOMETIMES"}, "store.synchronous"),
+        ("", {"REVERIE_DISTILLER_ASK_WAIT_H": "nan"}, "distiller.ask_wait_h must be a number"),
+        ("[distiller]\nask_batch = 9\n", {}, "ask_batch must not exceed"),
     ],
 )
 def test_bad_settings_are_refused_clearly(

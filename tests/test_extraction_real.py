@@ -958,10 +958,10 @@ def test_a_plain_instead_is_not_a_switch() -> None:
 @pytest.mark.parametrize(
     ("text", "name"),
     [
-        ("Could you tidy this paragraph for the newsletter? Marisa", "Marisa"),
+        ("Could you tidy this paragraph for the newsletter?\nMarisa", "Marisa"),
         ("the log is above, it fails at boot\n\n- Okonkwo (site lead, Lagos)", "Okonkwo"),
         ("short and friendly please. sign it from me, Halvard", "Halvard"),
-        ("that fixed it, thank you so much. Thanks, Ilse", "Ilse"),
+        ("Sign it from me, Ilse", "Ilse"),
     ],
 )
 def test_a_message_signed_with_a_name_gives_the_user_s_name(text: str, name: str) -> None:
@@ -974,13 +974,16 @@ def test_a_message_signed_with_a_name_gives_the_user_s_name(text: str, name: str
     "text",
     [
         "We hiked the ridge at dawn. Breathtaking.",
-        "sorted, it runs now. Perfect",
+        "sorted, it runs now.\nPerfect",
         'she replied: "Thanks for the update. Best, Lorna"',
         "Marisa",  # a name alone is an answer, not a signature
+        "Which one should I pick for the backend? Postgres",  # an answer on its line
+        "that fixed it, thank you so much. Thanks, Ilse",  # thanks someone
+        "see her reply below\n\n> Best,\n> Lorna",  # a quoted signature
     ],
 )
 def test_a_last_word_that_is_not_a_signature_gives_no_name(text: str) -> None:
-    assert signed_off(sentences(text)) is None
+    assert signed_off(text) is None
 
 
 @pytest.mark.parametrize(
@@ -1053,3 +1056,33 @@ def test_a_statement_the_user_could_not_swear_to_is_a_guess() -> None:
     assert [c.text for c in candidates("the letter puts Agnes in Leeds by 1902.", 20)] == [
         "the letter puts Agnes in Leeds by 1902."
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "remember the new one is Birch#Lodge2026 so you have the wifi password",
+        "note that I think the gate opens at 7 but I'm not sure",
+        "can you remember the port we used for the staging box last time?",
+        "don't forget the bread on the way home tonight",
+    ],
+)
+def test_a_secret_a_guess_a_question_or_an_errand_is_not_kept_as_noted(text: str) -> None:
+    assert Tag.NOTED not in [c.tag for c in candidates(text, 20)]
+    assert not any("Birch#Lodge2026" in c.text for c in candidates(text, 20))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I was watching Grey's Anatomy reruns all evening.",
+        "I told her Happy Anniversary and she laughed.",
+    ],
+)
+def test_a_name_in_the_moment_or_in_words_said_is_not_kept(text: str) -> None:
+    assert _routed(text).home is Home.SKIP
+
+
+def test_a_clause_about_what_the_agent_chose_is_not_a_remark() -> None:
+    said = "the budget is 4500, the venue you picked is Riverside Hall"
+    assert [c.text for c in candidates(said, 20)] == [said]

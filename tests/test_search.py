@@ -377,3 +377,12 @@ async def test_a_claim_corrected_inside_a_longer_fact_puts_the_newer_first(
         )
     hits = [h.text for h in await rv.namespace("a").search("who is my rep at Harbor Timber")]
     assert hits.index(new) < hits.index(old)
+
+
+def test_one_claim_of_two_facts_about_different_people_corrects_nothing() -> None:
+    from reverie.rules.supersede import claim_replaced
+
+    assert not claim_replaced(
+        "Tom is coming on Friday, his favourite colour is blue",
+        "Dana turns 40 on May 3, her favourite colour is green",
+    )

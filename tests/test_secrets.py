@@ -840,3 +840,15 @@ def test_a_pin_said_later_in_its_sentence_is_a_secret_and_a_distance_is_not() ->
     said = "the bank wanted a PIN to confirm changes over the phone, it's 8315, I noted it"
     assert secret_kind(said) == "access-code"
     assert secret_kind("the pin on the trail map is off, it's 1200 m further on") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("they changed the locks on the barn, the code is 3318", True),
+        ("the row locks piled up again, code: 1205", False),
+        ("we hit lock contention again, it is 5000 and rising", False),
+    ],
+)
+def test_a_plain_lock_is_a_lock_only_as_a_thing_fitted(text: str, secret: bool) -> None:
+    assert has_secret(text) is secret

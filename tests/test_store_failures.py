@@ -145,3 +145,30 @@ async def test_a_write_past_its_budget_is_still_reported_truthfully(tmp_path: Pa
         facts = await rv.namespace().facts("t")
     assert result["decision"] == "ADD", result
     assert [f.id for f in facts] == [result["entry_id"]]
+
+
+def test_opening_waits_for_another_process_holding_the_new_home_locked(tmp_path: Path) -> None:
+    """Another connection holding a new home's file locked makes the open wait, not fail
+    (the switch to WAL is retried when SQLite reports it locked at once: seen once when
+    two processes opened one new home on a loaded machine; not reproduced on demand)."""
+    import sqlite3
+    import threading
+
+    from reverie.config import StoreConfig
+    from reverie.stores.db import _connect
+
+    path = tmp_path / "reverie.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("CREATE TABLE t (x)")
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        conn = _connect(path, StoreConfig())
+        try:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        finally:
+            conn.close()
+    finally:
+        release.join()
+        holder.close()

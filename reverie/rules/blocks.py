@@ -23,8 +23,9 @@ _TABLE: Final = re.compile(r"^\s*\|.*\|\s*$|^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,
 # the marks of machine output inside a line: a memory address, file:line:col, a bracketed
 # uptime or level, an upper-case label such as "FATAL:", a stack frame, a JS import
 _MACHINE: Final = re.compile(
-    r"0x[0-9a-fA-F]{6,}|\b[\w/.-]+\.\w{1,5}:\d+(?::\d+)?\b|^\s*\[\s*\d+\.\d+\]"
-    r"|\b[a-z]\w*(?:\.[a-z]\w*){2,}\.[A-Z]\w*"  # a class's full name: "org.app.core.Main"
+    r"0x[0-9a-fA-F]{6,}|(?<![\w/.-])[\w/.-]{1,200}\.\w{1,5}:\d+(?::\d+)?\b|^\s*\[\s*\d+\.\d+\]"
+    # a class's full name: "org.app.Main"
+    r"|(?<![\w.])[a-z]\w{0,40}(?:\.[a-z]\w{0,40}){2,8}\.[A-Z]"
     r"|^\s*(?:FATAL|ERROR|WARN|WARNING|INFO|DEBUG|TRACE|HINT|DETAIL|CONTEXT|STATEMENT|PANIC"
     r"|CRITICAL|SEVERE|NOTICE|LOG|EXC_\w+)\b:?\s|^\s*Exception in thread\b|^\s*Caused by:"
     r"|^\s*\d+\s+[\w.$-]+\s+0x|^\s*import\s*\{|^\s*export\s+(?:default\s+)?\w"
@@ -61,7 +62,7 @@ _CODE_START: Final = re.compile(
     r"|DROP\s+TABLE)\s|UPDATE\s+\w+\s+SET\s|@\w+(?:\(.*\))?$|[}\])];?,?$)"
 )
 _ASSIGN: Final = re.compile(r"^\s*[\w.\[\]'\"]+\s*(?:[-+*/]?=|:=)\s*\S")
-_CALL: Final = re.compile(r"[\w\]]\.?\w*\([^()]*\)?\s*[;:{]?\s*$|^\s*\w+(?:\.\w+)+\(")
+_CALL: Final = re.compile(r"[\w\]]\.?\w{0,60}\([^()]*\)?\s*[;:{]?\s*$|^\s*\w+(?:\.\w+)+\(")
 _KEY_VALUE: Final = re.compile(r"^\s*(?:-\s+)?[\"']?[\w.-]+[\"']?\s*:\s*(?:\S.*)?$")
 _JSONISH: Final = re.compile(r"^\s*(?:[{\[]\s*(?:$|\")|[}\]],?\s*$|\"[^\"]+\"\s*:)")
 _LEAD_IN: Final = re.compile(r":\s*$")
@@ -105,7 +106,9 @@ def is_code_line(line: str) -> bool:
         return True  # "event_state   tinyint   -- 0 active": fields aligned in columns
     if _LATEX.search(line) or _PROMPT.match(line):
         return True
-    if _CODE_START.match(line) or len(_ARGUMENT.findall(stripped)) >= 2:
+    if _CODE_START.match(line) or (
+        len(_ARGUMENT.findall(stripped)) >= 2 and _wordy(stripped) < 0.6
+    ):
         return True  # "/ppp aaa set use-radius=yes interim-update=5m": a command's arguments
     if symbol_density(stripped) > 0.12 and _wordy(stripped) < 0.6:
         return True
@@ -115,7 +118,7 @@ def is_code_line(line: str) -> bool:
 
 
 # a command's or a config's argument: a name, "=" with no space around it, a value
-_ARGUMENT: Final = re.compile(r"(?<![\w=])[A-Za-z][\w.-]*=[^\s=]+")
+_ARGUMENT: Final = re.compile(r"(?<![\w=.-])[A-Za-z][\w.-]{0,60}=[^\s=]+")
 # a run of three or more spaces between words: a column layout, which prose never has
 _ALIGNED: Final = re.compile(r"\S {3,}\S")
 # a delimited row (CSV and kin): three or more fields, one delimiter, no spaces at all —

@@ -434,7 +434,7 @@ def candidates(text: str, min_chars: int, speaker: str = "user") -> list[Candida
     if speaker == "assistant":
         return _reported(body, min_chars)
     said = sentences(body)
-    if (name := signed_off(said)) is not None:  # "… without sounding greedy? Tomás"
+    if (name := signed_off(body)) is not None:  # "…\n- Denise (head coach)"
         said = [*said[:-1], f"I'm {name}."]
     return _statements(said, min_chars)
 
@@ -444,6 +444,9 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
     out = []
     for raw in _headed(found):
         noted = to_remember(raw) is not None
+        if noted and has_secret(raw):
+            continue  # what is kept may hold the value and not its label ("… so you have
+            # the wifi password")
         for sentence in _with_identity_apart(_claims_of(_without_lead_in(raw))):
             if is_chatter(sentence, min_chars) or has_secret(sentence):
                 continue
@@ -575,15 +578,26 @@ def to_remember(sentence: str) -> str | None:
     remember the export is semicolon separated so I dont have to …" → "the export is
     semicolon separated"); None when the sentence asks for nothing to be kept."""
     found = _REMEMBER.match(sentence.strip())
-    if found is None:
-        return None
+    if found is None or sentence.rstrip().endswith("?"):
+        return None  # "can you remember the port we used last time?" asks
     said = found["said"]
     if (end := _KEPT_ENDS.search(said)) is not None:
         said = said[: end.start()]
     said = _statement(said)
     if said is None or _QUESTION_START.match(said.lower()) or said.lower().startswith("to "):
         return None  # "remember to call Sam" is a task, "remember when …" a question
+    if not _FINITE.search(said) or _OBJECT_FIRST.match(said) or is_hedged(said):
+        return None  # "don't forget the milk": a thing, not a statement; a guess stays out
     return said
+
+
+# a finite verb: a statement, not a noun phrase ("the milk on the way home")
+_FINITE: Final = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|will|can|must|should|does|do|did|won't|can't)\b"
+    r"|['’](?:s|re)\b|\b[a-z]{3,}(?:s|ed)\b(?=\s+\S)",
+    re.I,
+)
+_OBJECT_FIRST: Final = re.compile(r"^(?:me|him|her|us|them)\b", re.I)
 
 
 def changed_clause(statement: str) -> str | None:
@@ -631,7 +645,8 @@ _ASIDE: Final = re.compile(
 # a remark on what the agent did or said, after the statement ("…, good thing you didn't
 # put it in lol", "…, like you said"): past, so no instruction, and not the user's world
 _REMARK_TO_AGENT: Final = re.compile(
-    r"^(?:\w+\s+){0,3}?(?:you|u)\s+(?:(?:did|didn'?t|did not|were|was|had|hadn'?t)\b"
+    r"^(?:(?:good thing|glad|lucky|funny|like|as|since|because|lol|haha|so|and|but"
+    r"|thank god)\s+)*(?:that\s+)?(?:you|u)\s+(?:(?:did|didn'?t|did not|were|was|had|hadn'?t)\b"
     r"|(?:\w{2,}ed|" + "|".join(sorted(IRREGULAR_PAST)) + r")\b)",
     re.I,
 )

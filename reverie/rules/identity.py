@@ -109,31 +109,34 @@ def identity_apart(text: str) -> tuple[str, str | None] | None:
     return None
 
 
-# a message's last sentence that is only a name, maybe with a role after it, and without
-# the full stop a sentence ends with: "Tomás", "Denise (Oyelaran, head coach)", "Sam K.";
-# or a request to sign with it
+# a message's last line that is only a name, maybe after a dash and with a role after it,
+# without the full stop a sentence ends with: "Tomás", "- Denise (Oyelaran, head coach)",
+# "~ Sam K."; or a request to sign with it
 _SIGNATURE: Final = re.compile(
-    rf"(?P<n>{_NAME_WORD})(?: [A-Z][a-z'-]+| [A-Z]\.)?(?:\s*\([^()\"“”]{{0,60}}\))?"
+    rf"\s*(?:[-\u2013\u2014~]\s*)?(?P<n>{_NAME_WORD})(?: [A-Z][a-z'-]+| [A-Z]\.)?"
+    r"(?:\s*\([^()\"“”\n]{0,60}\))?\s*"
 )
 _SIGN_AS: Final = re.compile(
     r"\b(?i:sign(?:ed)?(?: it| them| off)? (?:from|as)(?: me)?)[,:]?"
     rf"\s+(?P<n>{_NAME_WORD})\s*[.!]*$"
-    rf"|^(?i:thanks|thank (?:you|u)|thx|cheers)[,!]?\s+(?P<m>{_NAME_WORD})\s*[.!]*$"
 )
 
 
-def signed_off(said: list[str]) -> str | None:
-    """The user's name when a message is signed with it: its last sentence is the name
-    alone after something else was said ("… without sounding greedy? Tomás"), or asks to be
-    signed with it ("sign it from me, Priya"). A quoted email's signature is not the
-    user's: a sentence with a quotation mark is never one."""
-    if len(said) < 2 or any(q in said[-1] for q in '"“”'):
-        return None
-    last = said[-1].strip()
-    found = _SIGNATURE.fullmatch(last) or _SIGN_AS.search(last)
+def signed_off(text: str) -> str | None:
+    """The user's name when a message is signed with it: its last line is the name alone,
+    below something else ("…greedy?\\nTomás"), or it ends by asking to be signed with it
+    ("sign it from me, Priya"). "Thanks, Ilse" thanks Ilse; a name at the end of a line of
+    prose is an answer as often as a signature ("…for the backend? Postgres"); a quoted
+    email's signature is not the user's: none of them gives a name."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    found = None
+    if len(lines) >= 2 and not any(q in lines[-1] for q in '"“”>'):
+        found = _SIGNATURE.fullmatch(lines[-1])
+    if found is None and lines and not any(q in lines[-1] for q in '"“”>'):
+        found = _SIGN_AS.search(lines[-1].strip())
     if found is None:
         return None
-    name = found["n"] or found.groupdict().get("m") or ""
+    name = found["n"]
     if name in _NOT_NAMES or name.lower() in _NOT_NAME_WORDS | _NOT_SIGNATURES:
         return None
     return name
@@ -141,7 +144,7 @@ def signed_off(said: list[str]) -> str | None:
 
 # words a message can end on alone that are not a name: thanks, praise, a yes or a no
 _NOT_SIGNATURES: Final = frozenset(
-    """thanks thank thx cheers ty perfect great awesome amazing cool nice good fine sure
+    """thanks thank thx cheers ty perfect great awesome amazing nice good fine sure
     yes yeah yep nope no ok okay done agreed exactly absolutely definitely lol haha wow
     please pls bye goodbye later anyway anyways whatever regards best sincerely love xoxo
     help ugh oops sorry congrats congratulations hooray yay brilliant excellent wonderful

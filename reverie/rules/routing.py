@@ -78,13 +78,31 @@ _SWITCH = re.compile(
     r"|(?i:i'm|im|i am|we're|we are)\s+(?i:on|using)(?=\s+\S+(?:\s+\S+)?\s+now\b))"
     r"\s+(?:(?i:the)\s+)?[\"'“]?(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)"
 )
+# the speaker doing something now or saying something: "I was listening to Taylor Swift",
+# "I told him Happy Birthday": the name is in the moment or in the words said
+_DOING_OR_TELLING = re.compile(
+    r"\b(?:was|were)\s+[a-z]+ing\b|\b(?:told|said|asked|texted|yelled|shouted)\b",
+    re.I,
+)
+
+
+def _told_or_doing(text: str) -> bool:
+    return _MOMENT.match(text) is not None and _DOING_OR_TELLING.search(text) is not None
+
+
 # a named thing taken in place of another: "so we're doing Madeira instead"
-_INSTEAD = re.compile(r"(?<=\s)([A-Z][\w.+'’-]*(?:\s+[A-Z][\w.+'’-]*)*)\s+instead\b")
+_INSTEAD = re.compile(r"\binstead\b")
+_NAMED_BEFORE = re.compile(r"(?<=\s)((?:[A-Z][\w.+'’-]*\s+){1,4})$")
 
 
 def _named_instead(text: str) -> bool:
-    found = _INSTEAD.search(text)
-    return found is not None and any(name_like(w) for w in found.group(1).split())
+    """A name of up to four capitalised words right before "instead" (each "instead"
+    looks back 80 characters at most: no scan of a long text from every position)."""
+    for found in _INSTEAD.finditer(text):
+        before = _NAMED_BEFORE.search(text[max(0, found.start() - 80) : found.start()])
+        if before is not None and any(name_like(w) for w in before.group(1).split()):
+            return True
+    return False
 
 
 _WORKFLOW = re.compile(
@@ -220,7 +238,7 @@ def route(
         return Route(Home.USER, text, reason="where the user lives")
     if speaker == "user" and _OCCUPATION.search(text):
         return Route(Home.USER, text, reason="what the user does")
-    if proper_name(text) is not None:  # "we perform in St. Brendan's Hall"
+    if proper_name(text) is not None and not _told_or_doing(text):  # "we perform in St. …"
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a named place, group or firm")

@@ -191,7 +191,10 @@ _AFTER_WORD = "|".join(
 _LOCK_WORDS = r"lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker"
 _LOCKED = rf"(?i:\b(?:{_LOCK_WORDS})\b)"
 # and, with a code said later in the sentence, the places whose codes it names
-_LOCKS = rf"(?i:\b(?:{_LOCK_WORDS}|locks?|building|entry|access|security)\b)"
+_LOCKS = (  # a plain lock only as a thing fitted: "a new lock", "the lock" (not "row locks")
+    rf"(?i:\b(?:{_LOCK_WORDS}|(?:a|an|the|new|our|my|that)\s+(?:new\s+)?locks?"
+    r"|building|entry|access|security)\b)"
+)
 # what may follow a code said far from its label: the sentence's end or a pause, or a
 # closed-class word — never a counted thing ("there are 1200 sheep")
 _CODE_ENDS = (

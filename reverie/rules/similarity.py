@@ -122,7 +122,11 @@ def is_value(token: str) -> bool:
     """Numbers, versions, hosts, paths, ids, e-mail addresses: what a correction changes."""
     if any(c.isdigit() for c in token):
         return True
-    if "/" in token and all(p.lower() in _DAYS for p in token.split("/") if p):
+    if (
+        "/" in token
+        and (days := [p for p in token.split("/") if p])
+        and all(p.lower() in _DAYS for p in days)
+    ):
         return False  # "fri/sat", "mon/wed/fri": days said together, not a path
     if "/" in token or "@" in token or "\\" in token:
         return True

@@ -142,8 +142,11 @@ def supersedes(new_text: str, old_text: str) -> bool:
 
 
 # where one claim of a sentence ends and the next begins
-_CLAUSES: Final = re.compile(r",\s+|;\s+|\s+(?:but|so|and)\s+(?=\w+(?:'s)?\s)|\s+[-\u2014]\s+")
+_CLAUSES: Final = re.compile(
+    r",\s+|;\s+|(?<!\s)\s+(?:but|so|and)\s+(?=\w+(?:'s)?\s)|(?<!\s)\s+[-\u2014]\s+"
+)
 _CLAUSE_LIMIT = 4
+_CLAIMS_CHARS = 2000  # a fact longer than this is not split into claims
 
 
 def claim_replaced(new_text: str, old_text: str) -> bool:
@@ -151,10 +154,22 @@ def claim_replaced(new_text: str, old_text: str) -> bool:
     Kowalski" / "Our forwarder is Kestrel Logistics, my contact there is Ana Ruiz"): not a
     supersede of the whole old fact, whose other claims may still hold, but what search
     needs to put the newer first. At most four clauses of each are compared."""
+    if len(new_text) > _CLAIMS_CHARS or len(old_text) > _CLAIMS_CHARS:
+        return False
     news, olds = _claims(new_text), _claims(old_text)
     if len(news) == 1 and len(olds) == 1:
         return False  # the whole texts: ``supersedes`` answered that already
+    if not _names(new_text) & _names(old_text):
+        return False  # "Tom …, his favourite colour is blue" / "Dana …, her favourite …"
     return any(supersedes(a, b) for a in news for b in olds)
+
+
+def _names(text: str) -> frozenset[str]:
+    """The capitalised words of a text that are not function words: whom or what it is
+    about, which two facts must share for one claim of each to be one thing's."""
+    return frozenset(
+        w.lower() for w in re.findall(r"\b[A-Z][a-z]{2,}\b", text) if w.lower() not in STOPWORDS
+    )
 
 
 def _claims(text: str) -> list[str]:

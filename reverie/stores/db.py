@@ -209,13 +209,31 @@ def _connect(path: Path, settings: StoreConfig) -> sqlite3.Connection:
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(settings.busy_timeout_ms)}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _to_wal(conn, settings.busy_timeout_ms / 1000)
         conn.execute(f"PRAGMA synchronous = {settings.synchronous.upper()}")
         conn.execute("PRAGMA foreign_keys = ON")
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _to_wal(conn: sqlite3.Connection, patience_s: float) -> None:
+    """Switch to WAL. Another process creating the same new home holds a lock that SQLite
+    reports at once, without its busy handler ("database is locked"), so the switch is
+    tried again, with a growing pause, for as long as the busy timeout allows."""
+    deadline = time.monotonic() + patience_s
+    pause = 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)  # a worker thread: the event loop is not held
+            pause = min(pause * 2, 0.5)
 
 
 def _turns(path: Path, settings: StoreConfig) -> Turns | None:
