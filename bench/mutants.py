@@ -386,6 +386,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "a lone topic that needs the model waits for a second one for ever",
         ("tests/test_review.py::test_a_lone_topic_is_asked_about_once_it_has_waited_a_week",),
     ),
+    Mutant(
+        "search-asked-window",
+        "reverie/stores/search.py",
+        "_ASKED_WINDOW = 5",
+        "_ASKED_WINDOW = 0",
+        "two answers to one question near the top are no longer put in time order",
+        (
+            "tests/test_search.py::"
+            "test_of_two_answers_to_one_question_near_the_top_the_newer_is_first",
+        ),
+    ),
 )
 
 

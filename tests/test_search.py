@@ -386,3 +386,22 @@ def test_one_claim_of_two_facts_about_different_people_corrects_nothing() -> Non
         "Tom is coming on Friday, his favourite colour is blue",
         "Dana turns 40 on May 3, her favourite colour is green",
     )
+
+
+async def test_of_two_answers_to_one_question_near_the_top_the_newer_is_first(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
+    """Two live facts sharing two of the question's words answer it alike; near the top
+    the newer goes first, whatever its words score (what is found does not change)."""
+    from datetime import timedelta
+
+    old = "my sitter Kaylee does the school pickup on weekdays, she has the school code card"
+    new = "our neighbour Mrs. Dunn offered to take over the weekday pickup from Monday."
+    async with rv.namespace("a").session("s") as s:
+        ok(await s.call_tool("topic", {"action": "save", "topic": "kids", "content": old}), "ADD")
+        clock.advance(timedelta(days=5))
+        ok(await s.call_tool("topic", {"action": "save", "topic": "kids", "content": new}), "ADD")
+    hits = [
+        h.text for h in await rv.namespace("a").search("who does the school pickup on weekdays")
+    ]
+    assert hits.index(new) < hits.index(old)
