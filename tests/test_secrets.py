@@ -852,3 +852,29 @@ def test_a_pin_said_later_in_its_sentence_is_a_secret_and_a_distance_is_not() ->
 )
 def test_a_plain_lock_is_a_lock_only_as_a_thing_fitted(text: str, secret: bool) -> None:
     assert has_secret(text) is secret
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the sandbox gave us a temp key for the bucket, AKIA7QWERTYEXAMPL3Z and a secret",
+        "Marta holds the key to the boathouse, and the combo for the oar cage is 5820",
+        "keypad by the loading bay is 1987, don't lose it",
+        "the key safe at the cottage gate has code 7720 for the cleaners",
+        "the bank made me turn on 2FA and gave me backup codes, the first one is 5512-0937",
+    ],
+)
+def test_codes_said_in_passing_after_the_unseen_sets(text: str) -> None:
+    assert has_secret(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the combination of the two rooms is 1200 square feet",
+        "backup codes are stored in the password manager, there are 10 of them",
+        "the door has code review stickers all over it",
+    ],
+)
+def test_look_alikes_of_those_codes_are_not_secrets(text: str) -> None:
+    assert not has_secret(text)

@@ -156,8 +156,9 @@ class _Rule:
 
 _LOCK: Final = r"(?i:\b(?:lock|padlock|locker|room|shed|door|gate|safe|box|cage|cabinet)s?\b)"
 _COMBO: Final = r"(?i:\b(?:combo|combination)\b)"
-_COMBO_VALUE: Final = (
-    r"\s*(?:[,:=]|\bis\b)?\s*(?i:is\s+)?(?P<v>\d{1,3}(?:[- ]\d{1,3}){2,3})(?![\w:/-]|[.,]\d)"
+_COMBO_VALUE: Final = (  # a dial's numbers ("10-20-30") or a keypad's ("4471")
+    r"\s*(?:[,:=]|\bis\b)?\s*(?i:is\s+)?(?P<v>\d{1,3}(?:[- ]\d{1,3}){2,3}|\d{4,6})"
+    r"(?![\w:/-]|[.,]\d)"
 )
 
 
@@ -203,6 +204,8 @@ _CODE_ENDS = (
 )
 _RULES: Final = (
     _rule("aws-access-key", RANK_FORMAT, "akia asia abia acca a3t", rf"\b{AWS_KEY_ID.pattern}\b"),
+    # a key id of the wrong length, mistyped or cut: still a key ("AKIA4TQZ7EXAMPLE9KD")
+    _rule("random-token", RANK_SHAPE, "akia asia", r"\b(?:AKIA|ASIA)[A-Z0-9]{12,19}\b"),
     _rule(
         "aws-secret-key",
         RANK_FORMAT,
@@ -292,22 +295,25 @@ _RULES: Final = (
         "access-code",
         RANK_SHAPE,
         "code",
-        _LOCKED + r"(?:[\s,]+[\w'-]+){0,6}?(?:\s*[,;:(]\s*|\s+(?i:with|using)\s+(?i:the\s+)?)"
-        r"(?i:code)\s*(?i:is|=|:)?\s*"
+        _LOCKED + r"(?:[\s,]+[\w'-]+){0,6}?(?:\s*[,;:(]\s*|\s+(?i:with|using|has|have|takes)"
+        r"\s+(?i:the\s+|a\s+)?)(?i:code)\s*(?i:is|=|:)?\s*"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w:/-]|[.,]\d)",  # four digits: not "code 500"
     ),
     _rule(  # a lock's combination: "the equipment room …, Darren gave me the combo, 12-34-08"
         "access-code",
         RANK_SHAPE,
         "combo combination",
-        rf"{_LOCK}[^.!?\n]{{0,80}}?{_COMBO}(?:\s+(?:code|number))?" + _COMBO_VALUE,
+        rf"{_LOCK}[^.!?\n]{{0,80}}?{_COMBO}(?:\s+(?:code|number))?"
+        + _COMBO_VALUE
+        + _NOT_A_QUANTITY,
     ),
     _rule(  # "the combo for the shed is 10 20 30"
         "access-code",
         RANK_SHAPE,
         "combo combination",
         rf"{_COMBO}(?:\s+(?:code|number))?\s+(?i:for|to|of|on)\s+(?:[\w'-]+\s+){{0,3}}?{_LOCK}"
-        + _COMBO_VALUE,
+        + _COMBO_VALUE
+        + _NOT_A_QUANTITY,
     ),
     _rule(  # a code said as what the lock is: "the lockbox on the side door is 4471"
         "access-code",
@@ -316,6 +322,14 @@ _RULES: Final = (
         _LOCKED + r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
+    ),
+    _rule(  # a code-holding box said to be a number, year-shaped too: "lockbox … is 1937"
+        "access-code",
+        RANK_SHAPE,
+        "lockbox box keypad padlock safe locker",
+        r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|locker)\b)(?:[\s,]+[\w'-]+){0,5}?"
+        r"\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
+        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
     ),
     _rule(  # a lock's code changed: "the parish changed the lockbox to 7731"
         "access-code",
@@ -399,7 +413,8 @@ _RULES: Final = (
         RANK_SHAPE,
         "code",
         r"(?i:\b(?:2fa|mfa|otp|backup|recovery|verification|one[- ]time)\s+codes?\b)"
-        r"\s*(?i:is|are|was|=|:)?\s*(?P<v>\d[\d -]{4,}\d)",
+        # said at once, or later in the sentence: "…, first one is 8841-2290"
+        r"(?:[^.!?\n\d]{0,80}?(?:\s(?i:is|are|was)|[=:]))?\s*(?P<v>\d[\d -]{4,}\d)",
     ),
     _rule(
         "access-code",
