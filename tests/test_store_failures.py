@@ -147,28 +147,34 @@ async def test_a_write_past_its_budget_is_still_reported_truthfully(tmp_path: Pa
     assert [f.id for f in facts] == [result["entry_id"]]
 
 
-def test_opening_waits_for_another_process_holding_the_new_home_locked(tmp_path: Path) -> None:
-    """Another connection holding a new home's file locked makes the open wait, not fail
-    (the switch to WAL is retried when SQLite reports it locked at once: seen once when
-    two processes opened one new home on a loaded machine; not reproduced on demand)."""
-    import sqlite3
-    import threading
+class _LockedAtFirst:
+    """A connection whose switch to WAL SQLite reports locked ``times`` times at once (as it
+    does, bypassing its busy handler, while another process creates the same new file)."""
 
-    from reverie.config import StoreConfig
-    from reverie.stores.db import _connect
+    def __init__(self, times: int, message: str = "database is locked") -> None:
+        self.left, self.message, self.tries = times, message, 0
 
-    path = tmp_path / "reverie.db"
-    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    holder.execute("BEGIN EXCLUSIVE")
-    holder.execute("CREATE TABLE t (x)")
-    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
-    release.start()
-    try:
-        conn = _connect(path, StoreConfig())
-        try:
-            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        finally:
-            conn.close()
-    finally:
-        release.join()
-        holder.close()
+    def execute(self, sql: str) -> None:
+        self.tries += 1
+        if self.left:
+            self.left -= 1
+            raise sqlite3.OperationalError(self.message)
+
+
+def test_the_switch_to_wal_is_tried_again_while_the_new_file_is_locked() -> None:
+    from reverie.stores.db import _to_wal
+
+    conn = _LockedAtFirst(times=3)
+    _to_wal(conn, patience_s=5.0)  # type: ignore[arg-type]
+    assert conn.tries == 4
+
+
+def test_the_switch_to_wal_gives_up_after_the_busy_timeout_and_on_other_errors() -> None:
+    from reverie.stores.db import _to_wal
+
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        _to_wal(_LockedAtFirst(times=1000), patience_s=0.05)  # type: ignore[arg-type]
+    broken = _LockedAtFirst(times=1, message="file is not a database")
+    with pytest.raises(sqlite3.OperationalError, match="not a database"):
+        _to_wal(broken, patience_s=5.0)  # type: ignore[arg-type]
+    assert broken.tries == 1

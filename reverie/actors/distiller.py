@@ -172,11 +172,15 @@ class Distiller(Stage):
                 )
                 results.append(TopicResult(topic, "failed", error=repr(exc)))
         results += [TopicResult(topic, "over_budget") for topic, _ in over]
-        await self._store(results, drafts)
+        # a wait for a fuller batch starts at the first round that deferred for it
+        starts = [t for t, d in drafts.items() if d.by == BATCH_WAIT and found[t].waiting is None]
+        await self._store(results, drafts, starts)
         distilled = sum(1 for r in results if r.status == "distilled")
         return DistillerDetails(distilled, len(results) - distilled, tuple(results))
 
-    async def _store(self, results: list[TopicResult], drafts: dict[str, Draft]) -> None:
+    async def _store(
+        self, results: list[TopicResult], drafts: dict[str, Draft], waits: list[str]
+    ) -> None:
         """Every summary of the round, its watermark and the round's stamp in one write (one
         commit, one jsonl append; in a pass, the pass's closing one): a failed commit keeps
         every watermark, so the round is retried; the summaries are projected after it."""
@@ -187,12 +191,8 @@ class Distiller(Stage):
 
         def store(conn: sqlite3.Connection) -> None:
             stamp = self.now()
-            for record in results:  # a wait for a fuller batch starts once
-                if record.reason == BATCH_WAIT and drafts[record.topic].summary is None:
-                    if review_state.get(conn, self.namespace, waiting_key(record.topic)) is None:
-                        review_state.put(
-                            conn, self.namespace, waiting_key(record.topic), stamp, stamp
-                        )
+            for topic in waits:
+                review_state.put(conn, self.namespace, waiting_key(topic), stamp, stamp)
             for record in done:
                 topic, summary = record.topic, str(drafts[record.topic].summary)
                 review_state.drop(conn, self.namespace, waiting_key(topic))

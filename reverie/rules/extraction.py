@@ -443,11 +443,13 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
     seen: set[str] = set()
     out = []
     for raw in _headed(found):
-        noted = to_remember(raw) is not None
-        if noted and has_secret(raw):
+        remembered = to_remember(raw)  # "can you remember the export is …, so …"
+        if remembered is not None and has_secret(raw):
             continue  # what is kept may hold the value and not its label ("… so you have
             # the wifi password")
-        for sentence in _with_identity_apart(_claims_of(_without_lead_in(raw))):
+        claims = [remembered] if remembered else _claims_of(_without_lead_in(raw))
+        noted = remembered is not None
+        for sentence in _with_identity_apart(claims):
             if is_chatter(sentence, min_chars) or has_secret(sentence):
                 continue
             if sentence.lower() in seen:
@@ -537,8 +539,6 @@ def _claims_of(sentence: str) -> list[str]:
     increased budget of $6,200 for licences?")."""
     if (asked := standing_request(sentence)) is not None:
         return [asked]  # a standing preference, asked for: not a question, not a guess
-    if (kept := to_remember(sentence)) is not None:
-        return [kept]  # "can you remember the export is semicolon separated, so …"
     kept = declarative(sentence)
     if kept is not None:
         kept = _without_remark_to_agent(kept)

@@ -129,11 +129,10 @@ def signed_off(text: str) -> str | None:
     prose is an answer as often as a signature ("…for the backend? Postgres"); a quoted
     email's signature is not the user's: none of them gives a name."""
     lines = [line for line in text.splitlines() if line.strip()]
-    found = None
-    if len(lines) >= 2 and not any(q in lines[-1] for q in '"“”>'):
-        found = _SIGNATURE.fullmatch(lines[-1])
-    if found is None and lines and not any(q in lines[-1] for q in '"“”>'):
-        found = _SIGN_AS.search(lines[-1].strip())
+    if not lines or any(q in lines[-1] for q in '"“”>'):
+        return None
+    found = _SIGNATURE.fullmatch(lines[-1]) if len(lines) >= 2 else None
+    found = found or _SIGN_AS.search(lines[-1].strip())
     if found is None:
         return None
     name = found["n"]

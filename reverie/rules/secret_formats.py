@@ -189,7 +189,10 @@ _AFTER_WORD = "|".join(
     ]
 )
 # what a code opens, named: "the key safe by the side door", "the alarm"
-_LOCK_WORDS = r"lockbox|key ?box|key ?safe|keypad|padlock|alarm|gate|door|safe|garage|locker"
+# what holds a code and nothing else (its code may look like a year), then what a code opens
+_BOX_WORDS = r"lockbox|key ?box|key ?safe|keypad|padlock|locker"
+_OPENED_WORDS = r"alarm|gate|door|safe|garage"
+_LOCK_WORDS = rf"{_BOX_WORDS}|{_OPENED_WORDS}"
 _LOCKED = rf"(?i:\b(?:{_LOCK_WORDS})\b)"
 # and, with a code said later in the sentence, the places whose codes it names
 _LOCKS = (  # a plain lock only as a thing fitted: "a new lock", "the lock" (not "row locks")
@@ -315,20 +318,14 @@ _RULES: Final = (
         + _COMBO_VALUE
         + _NOT_A_QUANTITY,
     ),
-    _rule(  # a code said as what the lock is: "the lockbox on the side door is 4471"
+    _rule(  # a code said as what the lock is: "the lockbox on the side door is 4471"; a
+        # box's code may look like a year ("lockbox … is 1937"), a door's or gate's may not
         "access-code",
         RANK_SHAPE,
         "lockbox box keypad padlock alarm gate door safe garage locker",
-        _LOCKED + r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
-        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
-        lambda v: not _YEAR.fullmatch(v),
-    ),
-    _rule(  # a code-holding box said to be a number, year-shaped too: "lockbox … is 1937"
-        "access-code",
-        RANK_SHAPE,
-        "lockbox box keypad padlock safe locker",
-        r"(?i:\b(?:lockbox|key ?box|key ?safe|keypad|padlock|locker)\b)(?:[\s,]+[\w'-]+){0,5}?"
-        r"\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
+        rf"(?i:\b(?:(?P<box>{_BOX_WORDS})|{_OPENED_WORDS})\b)"
+        r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
+        r"(?(box)|(?![#*]?(?:19|20)\d\d(?!\d)))"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
     ),
     _rule(  # a lock's code changed: "the parish changed the lockbox to 7731"
@@ -336,7 +333,7 @@ _RULES: Final = (
         RANK_SHAPE,
         "lockbox box keypad padlock gate door safe locker",
         r"(?i:\b(?:changed|reset|re-?keyed|set)\s+(?:the|our|my|their|its)\s+(?:[\w'-]+\s+){0,2}?"
-        r"(?:lockbox|key ?box|key ?safe|keypad|padlock|gate|door|safe|locker)"
+        rf"(?:{_BOX_WORDS}|gate|door|safe)"
         r"(?:\s+code)?\s+to)\s+(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d)" + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
     ),

@@ -46,6 +46,7 @@ from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, stem, 
 from reverie.rules.value_slots import (
     changes_value,
     competes,
+    names,
     recounts,
     replaces_value,
     restates_all,
@@ -159,17 +160,9 @@ def claim_replaced(new_text: str, old_text: str) -> bool:
     news, olds = _claims(new_text), _claims(old_text)
     if len(news) == 1 and len(olds) == 1:
         return False  # the whole texts: ``supersedes`` answered that already
-    if not _names(new_text) & _names(old_text):
+    if not names(new_text, initial=True) & names(old_text, initial=True):
         return False  # "Tom …, his favourite colour is blue" / "Dana …, her favourite …"
     return any(supersedes(a, b) for a in news for b in olds)
-
-
-def _names(text: str) -> frozenset[str]:
-    """The capitalised words of a text that are not function words: whom or what it is
-    about, which two facts must share for one claim of each to be one thing's."""
-    return frozenset(
-        w.lower() for w in re.findall(r"\b[A-Z][a-z]{2,}\b", text) if w.lower() not in STOPWORDS
-    )
 
 
 def _claims(text: str) -> list[str]:

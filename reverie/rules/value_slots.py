@@ -287,7 +287,7 @@ _LONG = 20  # content words: a statement this long says many things
 
 
 @lru_cache(maxsize=65536)
-def _names(text: str, initial: bool = False) -> frozenset[str]:
+def names(text: str, initial: bool = False) -> frozenset[str]:
     """The capitalised words of a text (its first too, with ``initial``; never a month, a
     day or a function word): whose it is."""
     body = CORRECTION_PREFIX.sub("", text, count=1).strip()
@@ -299,12 +299,12 @@ def _names(text: str, initial: bool = False) -> frozenset[str]:
 @lru_cache(maxsize=65536)
 def words_of(text: str) -> frozenset[str]:
     body = CORRECTION_PREFIX.sub("", text, count=1)
-    names = _names(text)
+    named = names(text)
     return (
         frozenset(
             stem(w)
             for w in tokens(body)
-            if w.isalpha() and len(w) > 2 and w not in _NOT_CONTEXT and w not in names
+            if w.isalpha() and len(w) > 2 and w not in _NOT_CONTEXT and w not in named
         )
         - _CHANGE_WORDS
     )
@@ -417,7 +417,7 @@ def restates_values(new_text: str, old_text: str) -> bool:
         return False
     if parse(new_text).negated:
         return False  # "X, not Y" says more than a restatement (an old "X, not Y" is X)
-    a, b = _names(new_text, initial=True), _names(old_text, initial=True)
+    a, b = names(new_text, initial=True), names(old_text, initial=True)
     if a and b and not (a <= b or b <= a):
         return False  # the same number about Caroline and about Melanie
     if len(new_slots) == 1:  # one value: the whole statement says what it is a value of,
@@ -465,7 +465,7 @@ def competes(new_text: str, old_text: str) -> bool:
         return False
     if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
         return False  # a new identifier beside a new value names another thing
-    a, b = _names(new_text, initial=True), _names(old_text, initial=True)
+    a, b = names(new_text, initial=True), names(old_text, initial=True)
     if a and b and not (a & b):
         return False  # the same kind of value about Caroline and about Melanie
     x, y = words_of(new_text), words_of(old_text)
@@ -490,7 +490,7 @@ def restates_all(new_text: str, old_text: str) -> bool:
     new_slots, old_slots = value_slots(new_text), value_slots(old_text)
     if len(old_slots) < MANY_VALUES or len(new_slots) < MANY_VALUES:
         return False
-    a, b = _names(new_text, initial=True), _names(old_text, initial=True)
+    a, b = names(new_text, initial=True), names(old_text, initial=True)
     if a and b and not (a & b):
         return False
     old_values, new_values = {v for v, _, _ in old_slots}, {v for v, _, _ in new_slots}
@@ -520,6 +520,11 @@ def _sibling(new: str, old: str) -> bool:
 ASKED_SHARED = 2
 
 
+def answer_alike(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
+    """Two texts that share two of a question's words: answers to it about one thing."""
+    return len(words_of(new_text) & words_of(old_text) & asked) >= ASKED_SHARED
+
+
 def changes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
     """Two answers to one question, the newer saying its value changed ("the number of
     mentees … has increased to 7" after "mentoring those 5 women …", asked "how many women
@@ -527,10 +532,7 @@ def changes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
     both are about — two of its words in each, the same two — where the words beside their
     values may not; the new value is of a kind the old text holds. Orders search hits only;
     never supersedes."""
-    if not changes_a_value(new_text):
-        return False
-    about = words_of(new_text) & words_of(old_text) & asked
-    if len(about) < ASKED_SHARED:
+    if not changes_a_value(new_text) or not answer_alike(new_text, old_text, asked):
         return False
     old_slots = asserted(old_text)
     old_kinds = {slot_shape(v, u) for v, _, u in old_slots}

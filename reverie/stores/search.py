@@ -19,7 +19,7 @@ from reverie.config import RankingConfig
 from reverie.embedding.similar import top
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
 from reverie.rules.supersede import changes_value, claim_replaced, competes, supersedes
-from reverie.rules.value_slots import ASKED_SHARED, changes_asked, words_of
+from reverie.rules.value_slots import answer_alike, changes_asked, words_of
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import SearchHit, SearchResults
@@ -258,7 +258,7 @@ def _corrections_first(ranked: list[_Ranked], k: int, asked: frozenset[str]) -> 
             if (below.hit.written_at or "", below.rid) <= (above.hit.written_at or "", above.rid):
                 continue  # one flush writes in the order things were said: rowids break ties
             if _newer_value(below.hit.text, above.hit.text, asked) or (
-                j < _ASKED_WINDOW and _both_answer(below.hit.text, above.hit.text, asked)
+                j < _ASKED_WINDOW and answer_alike(below.hit.text, above.hit.text, asked)
             ):
                 ranked[i] = replace(below, hit=replace(below.hit, score=above.hit.score))
                 ranked[j] = replace(above, hit=replace(above.hit, score=below.hit.score))
@@ -355,16 +355,10 @@ def _user_side(r: _Ranked) -> str:
     return _plain(text.removeprefix("user:"))
 
 
-_ASKED_WINDOW = 5  # hits: answers to one question are put in time order only this high
-
-
-def _both_answer(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
-    """Two hits near the top that share two of the question's words answer it alike
-    ("who does the weekday pickups": "my sitter Kaylee does school pickup on my weekdays" /
-    "my neighbor Mrs. Dunn offered to do my weekday pickups"): of two live answers about
-    one subject, the newer first. Only among the first few, so what is found is not
-    changed, only its order."""
-    return len(words_of(new_text) & words_of(old_text) & asked) >= ASKED_SHARED
+# hits: two live answers to one question (``answer_alike``: "my sitter Kaylee does school
+# pickup on weekdays" / "Mrs. Dunn offered to do my weekday pickups") are put in time order,
+# the newer first, only this high — so what is found is not changed, only its order
+_ASKED_WINDOW = 5
 
 
 def _newer_value(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
