@@ -83,6 +83,10 @@ class FlusherConfig:
     ask_batch: int = 16
     """Candidates the rules are unsure of wait until this many are pending, then go to
     the model in one call (a pre-compaction flush asks for any number)."""
+    backlog_rounds: int = 1
+    """Flushes that follow an idle's flush while it leaves statements waiting for its
+    budget (each with the budget above): a talkative session is not learned from only
+    as fast as it goes idle."""
     timeout_s: float = 120.0
 
 

@@ -359,6 +359,8 @@ class FlushOutcome:
     """Why candidates were skipped, with how many each (sorted by reason)."""
     flagged: int
     """Candidates that gave the agent an instruction: never stored, flagged in the ledger."""
+    over_budget: int = 0
+    """Of those left for the next flush, the ones its budget left (not a failed write)."""
 
     def attributes(self) -> dict[str, str | int]:
         """The span attributes (and log fields) of the flush."""
@@ -371,6 +373,7 @@ class FlushOutcome:
             "reverie.flush.refused": self.refused,
             "reverie.flush.skipped": self.skipped,
             "reverie.flush.left_for_next": self.left_for_next,
+            "reverie.flush.over_budget": self.over_budget,
             "reverie.flush.deferred": self.deferred or "",
             "reverie.flush.asked_model": self.asked_model,
             "reverie.flush.watermark": self.watermark,

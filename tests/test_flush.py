@@ -61,29 +61,104 @@ async def test_idle_flush_routes_to_one_home_each(rv: reverie.Reverie) -> None:
     assert not [f for f in await ns.facts("deploy") if "60s" in f.content]
 
 
+async def _seven_servers_and_three_lessons(s: reverie.Session) -> None:
+    for i in range(7):
+        await s.turn(user=f"Server web-{i} listens on port {8000 + i}.")
+    for i in range(3):
+        await s.turn(assistant=f"Lesson: always warm the {'xyz'[i]} cache first.")
+
+
+async def _settle(s: reverie.Session, rv: reverie.Reverie) -> None:
+    """The session goes idle and every actor finishes what that started."""
+    await s.idle()
+    await rv.wait_idle()
+
+
 async def test_flush_budget_is_two_memory_adds_and_five_topic_saves(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    config = Config().with_section("flusher", backlog_rounds=0)  # one flush per idle
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        ns = rv.namespace("a")
+        async with ns.session("s") as s:
+            await _seven_servers_and_three_lessons(s)
+            await s.idle()
+            await rv.wait_idle()
+            facts = await ns.facts("server")
+            memory = await ns.entries("memory")
+            # HIGH weight first (the lessons), then in the order said: the two newest wait
+            assert (len(facts), len(memory)) == (5, 2)
+            assert not {"web-5", "web-6"} & {f.content.split()[1] for f in facts}
+            await s.idle()
+            await rv.wait_idle()
+            assert len(await ns.facts("server")) == 7
+            assert len(await ns.entries("memory")) == 3  # delayed, never lost
+        reports = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert [(r["topic_saves"], r["memory_adds"]) for r in reports] == [(5, 2), (2, 1)]
+    assert [(r["left_for_next"], r["over_budget"]) for r in reports] == [(3, 3), (0, 0)]
+
+
+async def test_a_flush_its_budget_left_waiting_is_followed_by_one_more(
     rv: reverie.Reverie,
 ) -> None:
+    """One idle, two flushes: the second (``FlushBacklog``, the flusher's own next
+    message) writes what the first one's budget left, with a budget of its own."""
     ns = rv.namespace("a")
     async with ns.session("s") as s:
-        for i in range(7):
-            await s.turn(user=f"Server web-{i} listens on port {8000 + i}.")
-        for i in range(3):
-            await s.turn(assistant=f"Lesson: always warm the {'xyz'[i]} cache first.")
-        await s.idle()
-        await rv.wait_idle()
-        facts = await ns.facts("server")
-        memory = await ns.entries("memory")
-        # HIGH weight first (the lessons), then in the order said: the two newest wait
-        assert (len(facts), len(memory)) == (5, 2)
-        assert not {"web-5", "web-6"} & {f.content.split()[1] for f in facts}
+        await _seven_servers_and_three_lessons(s)
         await s.idle()
         await rv.wait_idle()
         assert len(await ns.facts("server")) == 7
-        assert len(await ns.entries("memory")) == 3  # delayed, never lost
+        assert len(await ns.entries("memory")) == 3
     reports = [r.detail for r in await ns.ledger() if r.action == "flush"]
-    assert [(r["topic_saves"], r["memory_adds"]) for r in reports] == [(5, 2), (2, 1)]
-    assert [r["left_for_next"] for r in reports] == [3, 0]
+    assert [(r["trigger"], r["topic_saves"], r["memory_adds"]) for r in reports] == [
+        ("idle", 5, 2),
+        ("backlog", 2, 1),
+    ]
+    assert len([r for r in await ns.ledger() if r.actor == "reviewer"]) >= 1  # once per idle
+
+
+async def test_the_flushes_after_an_idle_are_bounded(tmp_path: Path, clock: ManualClock) -> None:
+    config = Config().with_section("flusher", max_topic_saves=1, backlog_rounds=1)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        ns = rv.namespace("a")
+        async with ns.session("s") as s:
+            for i in range(4):
+                await s.turn(user=f"Server web-{i} listens on port {8000 + i}.")
+            await s.idle()
+            await rv.wait_idle()
+            # the idle's flush and one more: two of four, the rest wait for the next idle
+            assert [f.content for f in await ns.facts("server")] == [
+                "Server web-0 listens on port 8000.",
+                "Server web-1 listens on port 8001.",
+            ]
+        flushes = [r.detail for r in await ns.ledger() if r.action == "flush"]
+    assert [(f["trigger"], f["left_for_next"]) for f in flushes] == [("idle", 3), ("backlog", 2)]
+
+
+async def test_what_waited_is_written_before_a_weightier_newcomer(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """A NORMAL statement the budget left waiting goes before a HIGH one said after it:
+    otherwise a talkative user's HIGH statements could keep it waiting for ever."""
+    config = Config().with_section("flusher", max_topic_saves=1, backlog_rounds=0)
+    async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
+        ns = rv.namespace("a")
+        async with ns.session("s") as s:
+            await s.turn(user="Server web-0 listens on port 8000.")
+            await s.turn(user="Server web-1 listens on port 8001.")
+            await _settle(s, rv)
+            await s.turn(user="Actually, the deploy timeout is 45s now.")
+            await _settle(s, rv)
+            assert [f.content for f in await ns.facts("server")] == [
+                "Server web-0 listens on port 8000.",
+                "Server web-1 listens on port 8001.",
+            ]
+            assert await ns.facts("deploy") == []  # it waits its turn
+            await _settle(s, rv)
+            assert [f.content for f in await ns.facts("deploy")] == [
+                "Actually, the deploy timeout is 45s now."
+            ]
 
 
 async def test_pre_compact_forces_a_flush_and_awaits_it(rv: reverie.Reverie) -> None:

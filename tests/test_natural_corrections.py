@@ -144,6 +144,11 @@ UNRELATED = [
         "The car insurance renewal is due on March 3.",
         "The home insurance renewal has been moved to April 10.",
     ),
+    # the one word both share is two kinds of it, whatever else each says (BEAM)
+    (
+        "I've agreed with Alexis on a $500 monthly joint budget for groceries starting Sept 1",
+        "I've adjusted our holiday gift budget to $450",
+    ),
     # "new" says nothing changed; "don't forget" and "disregard" take nothing back
     ("The team has 6 engineers", "The new team lead is 34"),
     ("We have 2 kids, Mia and Leo.", "don't forget the 2 kids have the dentist on Monday"),
@@ -254,6 +259,13 @@ def test_a_difference_is_not_a_new_value_and_a_deadline_is_not_a_difference() ->
     assert not changes_value("The budget went over by $50", "The budget is $650")
     assert changes_value("The budget went up to $700", "The budget is $650")
     assert changes_value("The budget rose by $50 to $700", "The budget is $650")
+
+
+def test_one_shared_word_said_alike_joins_two_kinds_apart() -> None:
+    """Two kinds of a thing only when every shared word is modified apart: "test
+    coverage" said alike joins "unit test" and "initial test suite"."""
+    old = "Achieved 65% test coverage on the API module after the initial test suite run"
+    assert changes_value("The unit test coverage has recently increased to 78%", old)
 
 
 def test_two_dates_need_a_shared_thing_beyond_when_they_start() -> None:

@@ -22,7 +22,14 @@ from reverie.actors.extracting import catch_up
 from reverie.actors.judging import consult
 from reverie.bus.actor import Actor
 from reverie.bus.bus import Bus
-from reverie.bus.messages import Envelope, PreCompact, ReviewDue, SessionIdle, ToolCall
+from reverie.bus.messages import (
+    Envelope,
+    FlushBacklog,
+    PreCompact,
+    ReviewDue,
+    SessionIdle,
+    ToolCall,
+)
 from reverie.clock import Clock
 from reverie.commands import Command, TopicCommand
 from reverie.config import Config
@@ -84,6 +91,7 @@ class FlushReport:
     refused: int = 0
     skipped: int = 0
     left_for_next: int = 0
+    over_budget: int = 0
     deferred: str | None = None
     asked_model: int = 0
     watermark: int = 0
@@ -101,6 +109,7 @@ class FlushReport:
             refused=self.refused,
             skipped=self.skipped,
             left_for_next=self.left_for_next,
+            over_budget=self.over_budget,
             deferred=self.deferred,
             asked_model=self.asked_model,
             watermark=self.watermark,
@@ -120,7 +129,7 @@ def derived(content: str, source: str) -> bool:
 
 class Flusher(Actor, Clocked):
     name = "flusher"
-    handles = (SessionIdle, PreCompact)
+    handles = (SessionIdle, PreCompact, FlushBacklog)
 
     def __init__(
         self,
@@ -150,14 +159,29 @@ class Flusher(Actor, Clocked):
 
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
-        trigger = "pre_compact" if isinstance(message, PreCompact) else "idle"
+        trigger = _TRIGGERS.get(type(message), "idle")
         try:
             report = await self.flush(trigger)
+            await self._again(envelope, report)
         finally:
             if isinstance(message, SessionIdle):
                 # the review bus (L8) runs after the flush, whatever the flush did
                 await self.bus.tell(ReviewDue(self.namespace), cause=envelope)
         return report
+
+    async def _again(self, envelope: Envelope, report: FlushOutcome) -> None:
+        """Flush once more, as the next message, when this flush's budget left statements
+        waiting (``backlog_rounds`` times after an idle at most): the budget bounds one
+        flush's work, not how much of a talkative session is ever learned from. A write
+        that failed for a passing reason, or a deferred model, waits for the next idle."""
+        message = envelope.message
+        if isinstance(message, FlushBacklog):
+            rounds = message.rounds
+        else:
+            rounds = self.cfg.backlog_rounds
+        if report.over_budget and rounds > 0:
+            follow = FlushBacklog(self.namespace, getattr(message, "session_id", ""), rounds - 1)
+            await self.bus.tell(follow, cause=envelope)
 
     def _pending(self, conn: sqlite3.Connection) -> Batch:
         """What this flush reads: the candidates a budget left waiting, then the new ones
@@ -306,7 +330,7 @@ class Flusher(Actor, Clocked):
             report.skipped_because["restated later in the session"] += replaced
         routes, waiting = await self._routes(current, batch.known, report, batch.anchors)
         for extract in _identity_first(
-            by_priority([e for e in current if e.id not in waiting]), routes
+            by_priority([e for e in current if e.id not in waiting], batch.mark), routes
         ):
             said = tuple(e.text for e in formerly.get(extract.id, []))  # collapsed into it
             outcome = await self._one(extract, routes.get(extract.id), batch, report, said)
@@ -348,9 +372,10 @@ class Flusher(Actor, Clocked):
             report.noops += 1
             report.skipped_because["a paraphrase of a live entry"] += 1
             return "skip"
-        if home is Home.TOPIC and report.topic_saves >= self.cfg.max_topic_saves:
-            return "wait"
-        if home in MEMORY_HOMES and report.memory_adds >= self.cfg.max_memory_adds:
+        if (home is Home.TOPIC and report.topic_saves >= self.cfg.max_topic_saves) or (
+            home in MEMORY_HOMES and report.memory_adds >= self.cfg.max_memory_adds
+        ):
+            report.over_budget += 1
             return "wait"
         result = await self._write(command, extract.session_id)
         decision = result.decision
@@ -508,6 +533,9 @@ class Flusher(Actor, Clocked):
                 ledger.append(conn, row("flag", "FLAG", flag))
 
         await self.db.write(advance)
+
+
+_TRIGGERS: dict[type, str] = {PreCompact: "pre_compact", FlushBacklog: "backlog"}
 
 
 def _for_agent(extract: Extract, report: FlushReport) -> bool:

@@ -39,6 +39,15 @@ class PreCompact(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class FlushBacklog(Message):
+    """A flush left statements waiting for its budget: the flusher flushes again, as its
+    next message (with a time budget of its own), ``rounds`` more times at most."""
+
+    session_id: str
+    rounds: int
+
+
+@dataclass(frozen=True, slots=True)
 class SessionEnded(Message):
     session_id: str
 

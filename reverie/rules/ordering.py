@@ -49,8 +49,10 @@ def latest_only(batch: Sequence[S]) -> tuple[list[S], dict[int, list[S]]]:
     return current, formerly
 
 
-def by_priority(batch: Sequence[S]) -> list[S]:
-    """HIGH weight first, then in the order they were said: a statement is written after
-    the earlier ones it may correct or restate, and of two facts one flush writes, the
-    later saying is the newer row."""
-    return sorted(batch, key=lambda s: (s.weight != "high", s.id))
+def by_priority(batch: Sequence[S], waited_through: int = -1) -> list[S]:
+    """What waited for an earlier flush's budget first (ids up to ``waited_through``: read
+    before this flush), then HIGH weight first, then in the order they were said: a
+    statement is written after the earlier ones it may correct or restate, of two facts
+    one flush writes the later saying is the newer row, and a NORMAL statement is not
+    passed over for ever by the HIGH ones said after it."""
+    return sorted(batch, key=lambda s: (s.id > waited_through, s.weight != "high", s.id))

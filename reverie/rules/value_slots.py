@@ -161,6 +161,8 @@ def changes_value(new_text: str, old_text: str) -> bool:
         if not any(_names_attribute(new_text, old_text, v) for v, _, _ in fresh):
             return False
     words = words_of(new_text)
+    if _kinds_apart(new_text, old_text, words & words_of(old_text)):
+        return False  # "our holiday gift budget to $450" / "a $500 joint budget for groceries"
     # several new values and no change said: two words beside one of them show the thing
     need = 1 if _says_change(new_text) else 2
     if len(fresh) == 1:  # one new value: the whole statement says what it is a value of,
@@ -322,6 +324,13 @@ def _other_kind(a: str, b: str, shared: frozenset[str]) -> bool:
         for x in before_a.get(w, ())
         for y in before_b.get(w, ())
     )
+
+
+def _kinds_apart(a: str, b: str, shared: frozenset[str]) -> bool:
+    """Whether every word the two texts share is modified differently on each side (the
+    one thing both speak of is two kinds of it: "holiday gift budget" / "joint budget for
+    groceries"); one shared word said alike on both sides ("test coverage") joins them."""
+    return bool(shared) and all(_other_kind(a, b, frozenset({w})) for w in shared)
 
 
 def _modifiers(text: str, shared: frozenset[str]) -> dict[str, set[str]]:
