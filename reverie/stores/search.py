@@ -272,13 +272,14 @@ def _plain(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-_COVERED = 0.6  # of the user's side of a turn: its facts say what it said
+_COVERED = 0.3  # of the user's side of a turn: its facts say what it said
+_SAYS_MOST = 0.6  # of it: the facts learned from the best hit say it in its place
 
 
 def _sources_after(ranked: list[_Ranked]) -> list[_Ranked]:
     """One thing learned, shown first: a live fact or entry taken from an episode that hit
-    too moves up to just before that episode; when the turn's facts say most of what the
-    user said in it (``_COVERED``), the turn goes after every other hit instead (once is
+    too moves up to just before that episode; when the turn's facts say 30 % or more of
+    what the user said in it (``_COVERED``), the turn goes after every other hit instead (once is
     enough; it stays in the pool and in the log). Scores keep their places."""
     plain = {
         r.rid: text
@@ -319,9 +320,10 @@ def _with_what_was_learned(
     not what a query for knowledge asks): the turn matched (often by the words the
     assistant answered with), and what was learned from it is the answer in its stored,
     current form. Only when they say most of what the user said in the turn
-    (``_says_most``): each takes the turn's score, and :func:`_sources_after` shows them
-    in its place and the turn last — one fact moves no other hit, two move the rest down
-    one place. At most ``_PER_TURN``, in the order they were written."""
+    (``_says_most``, ``_SAYS_MOST``): each takes the turn's score, and
+    :func:`_sources_after` shows them in its place and the turn last — one fact moves no
+    other hit, two move the rest down one place. At most ``_PER_TURN``, in the order they
+    were written."""
     best = ranked[0] if ranked else None
     if best is None or best.hit.kind != "episode" or not best.hit.session_id:
         return ranked
@@ -346,7 +348,7 @@ def _says_most(turn: _Ranked, learned: list[str], ranked: list[_Ranked]) -> bool
     own = [r.hit.text for r in ranked if r.hit.kind == "fact" and r.live]
     texts = {t for t in (_plain(x) for x in [*learned, *own]) if len(t) >= _SOURCE_MIN}
     covered = sum(len(t) for t in texts if t in said)
-    return covered >= _COVERED * len(_user_side(turn))
+    return covered >= _SAYS_MOST * len(_user_side(turn))
 
 
 def _user_side(r: _Ranked) -> str:
