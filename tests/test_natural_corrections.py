@@ -126,6 +126,11 @@ NATURAL = [
         "The board review is scheduled for 14 February.",
         "the chair asked us to defer the board review to 28 February",
     ),
+    # what an amount of money is for ("$7,000 budget") is the thing, not a unit (BEAM)
+    (
+        "I'm kinda worried about the $7,000 budget for prototype refinement and patent fees",
+        "I'm kinda worried that with the increased budget allocation to $8,000 through August",
+    ),
 ]
 
 UNRELATED = [
@@ -143,6 +148,12 @@ UNRELATED = [
     (
         "The car insurance renewal is due on March 3.",
         "The home insurance renewal has been moved to April 10.",
+    ),
+    # a preposition beside both amounts is no thing they share (BEAM)
+    (
+        "I'm kinda worried that with the increased budget allocation to $8,000 through August",
+        "I'm managing my cash flow to cover $3,000 monthly expenses plus patent costs through"
+        " October",
     ),
     # the one word both share is two kinds of it, whatever else each says (BEAM)
     (

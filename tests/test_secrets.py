@@ -149,6 +149,13 @@ def test_labelled_set_caught_and_false_positives() -> None:
             + "\n-----END RSA PRIVATE KEY-----",
             "private-key",
         ),
+        # a card number made up (no Luhn check) is still one, written in fours after a card
+        ("my card 4921 8830 1157 2204 has been charged twice", "payment-card"),
+        # a lock named, then its code a sentence later
+        (
+            "the key box by the door is for late guests. The code at present is 7316.",
+            "access-code",
+        ),
     ],
 )
 def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) -> None:
@@ -197,6 +204,13 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "the gate was broken last week. it is 2024 now, time to fix it",
         "the door was fixed. it is 1500 dollars though",
         "the account is Marketing",
+        # digits in fours with no card named, or a card named too far back
+        "The order number is 4921 8830 1157 2204 for the shipment.",
+        "my card arrived, and the parcel we sent to the depot on Friday was tracked as "
+        "4921 8830 1157 2204",
+        # a lock, then a later "code" that is a year or a length
+        "The door was repainted in May. The code is 2024 for the annual report.",
+        "We fixed the gate last week. The code at the bottom is 500 lines long.",
     ],
 )
 def test_talk_about_a_secret_is_not_one(text: str) -> None:

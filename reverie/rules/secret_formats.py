@@ -360,6 +360,15 @@ _RULES: Final = (
         + _CODE_ENDS,
         lambda v: not _YEAR.fullmatch(v),
     ),
+    _rule(  # a lock's code said as "the code" in a later sentence: "… the code of the
+        # late-arrival key box by email … The code at present is 7316"
+        "access-code",
+        RANK_SHAPE,
+        "code",
+        rf"{_LOCKS}[^\n]{{0,240}}?[.!?]\s+(?i:the|its|their)\s+(?i:code)\b"
+        r"[^.!?\n\d#*]{0,30}?\s(?i:is|was|=|:)\s*(?P<v>[#*]?\d{4,8}[#*]?)" + _CODE_ENDS,
+        lambda v: not _YEAR.fullmatch(v),
+    ),
     _rule(  # an account given a password's value: "the shared DJI account … is "Chamine#Vila26""
         "password-assignment",
         RANK_SHAPE,
@@ -541,6 +550,16 @@ _OTP_SEED = re.compile(
 )
 
 
+_GROUPED = re.compile(r"\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}")
+_CARD_NAME = re.compile(r"(?i:\b(?:card|visa|mastercard|amex|credit|debit|cc)\b)")
+
+
+def _named_card(text: str, hit: re.Match[str]) -> bool:
+    """Digits grouped in fours ("4921 8830 1157 2204") with a card named just before."""
+    before = text[max(0, hit.start() - 60) : hit.start()]
+    return _GROUPED.fullmatch(hit.group()) is not None and _CARD_NAME.search(before) is not None
+
+
 def _luhn(digits: str) -> bool:
     total = 0
     for i, d in enumerate(int(c) for c in reversed(digits)):
@@ -549,11 +568,12 @@ def _luhn(digits: str) -> bool:
 
 
 def _cards_and_seeds(text: str) -> Iterator[Finding]:
-    """A payment card number (13–19 digits passing the Luhn check) and a one-time-password
-    seed (base32 after a 2FA label)."""
+    """A payment card number (13–19 digits passing the Luhn check, or written in groups of
+    four after a card's name: a number mistyped or made up is still given as one) and a
+    one-time-password seed (base32 after a 2FA label)."""
     for hit in _CARD.finditer(text):
         digits = re.sub(r"\D", "", hit.group())
-        if 13 <= len(digits) <= 19 and _luhn(digits):
+        if 13 <= len(digits) <= 19 and (_luhn(digits) or _named_card(text, hit)):
             yield Finding(hit.start(), hit.end(), "payment-card", RANK_FORMAT)
     for hit in _OTP_SEED.finditer(text):
         yield Finding(hit.start("v"), hit.end("v"), "otp-seed", RANK_FORMAT)

@@ -132,7 +132,12 @@ _CHANGE_WORDS = frozenset(
     adjusted upgraded downgraded replaced revised expanded doubled halved from to recently
     currently""".split()
 )
-_NOT_NEAR = STOPWORDS | FILLER | _ATTITUDE  # "by March 1" beside both values is a clue
+# prepositions the stop words leave out: "through August" says when, not what
+_PREPOSITIONS = frozenset(
+    """through thru across along around within without toward towards against among between
+    beyond upon onto via per until till since during under above below plus minus""".split()
+)
+_NOT_NEAR = STOPWORDS | FILLER | _ATTITUDE | _PREPOSITIONS  # "by March 1" beside both is a clue
 _NOT_CONTEXT = _NOT_NEAR | CALENDAR
 
 
@@ -358,7 +363,9 @@ def _same_slot(new: Slot, old: Slot, new_words: frozenset[str], need: int = 1) -
     (value, near, unit), (old_value, around, old_unit) = new, old
     if slot_shape(value, unit) != slot_shape(old_value, old_unit):
         return False
-    shared = (near & around) - {unit, old_unit}  # a unit alone is not the thing
+    shared = near & around
+    if shape(value) != "money":  # "$7,000 budget": what money is for is no unit, it is the thing
+        shared -= {unit, old_unit}  # a unit alone is not the thing
     if unit_kind(unit) == "date":
         shared -= _DATE_ROLES  # "starting Dec 1" / "starting January 6": what starts?
     if len(shared) < need:

@@ -75,6 +75,14 @@ def opaque(rng: random.Random, n: int = 40) -> str:
             return token
 
 
+def card(rng: random.Random) -> str:
+    """A card number passing the Luhn check, in groups of four or run together."""
+    body = [int(rng.choice("3456"))] + [rng.randrange(10) for _ in range(14)]
+    total = sum(d if i % 2 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(body[::-1]))
+    number = "".join(map(str, body)) + str(-total % 10)
+    return " ".join(number[i : i + 4] for i in range(0, 16, 4)) if rng.random() < 0.5 else number
+
+
 SECRETS: dict[str, Callable[[random.Random], str]] = {
     "aws-access-key": lambda r: r.choice(["AKIA", "ASIA"]) + draw(r, UP + DIG, 16),
     "aws-secret-key": lambda r: draw(r, B64, 40),
@@ -117,7 +125,11 @@ SECRETS: dict[str, Callable[[random.Random], str]] = {
     "basic-auth": password,
     "access-code": lambda r: draw(r, DIG, r.choice([4, 4, 6])),
     "random-token": lambda r: opaque(r, r.choice([24, 32, 40])),
+    "payment-card": lambda r: card(r),
 }
+# kinds added after the file was first written draw from their own seed, so that adding
+# one leaves every earlier row as it was
+ADDED: tuple[str, ...] = ("payment-card",)
 
 # phrasings per kind; {s} is the secret
 FORMS: dict[str, list[str]] = {
@@ -264,6 +276,12 @@ FORMS: dict[str, list[str]] = {
         "the token I got back was {s}, is it valid?",
         "paste this into the admin panel: {s}",
         "signing with {s} now",
+    ],
+    "payment-card": [
+        "my card number is {s}, expiry 09/28",
+        "charge it to {s} please",
+        "the visa {s} got declined at checkout",
+        "Card: {s}",
     ],
 }
 
@@ -522,6 +540,28 @@ HELD_OUT_WORDS_NEGATIVES: list[str] = [
     "the password was reset by IT this morning",
 ]
 
+# the tenth round: what a conversation set written elsewhere stored (a card number made up,
+# so failing the Luhn check, given after the card's name; a key box's code said as "the
+# code" a sentence later) and the look-alikes the new rules must leave alone
+TENTH: list[tuple[str, str]] = [
+    (
+        "I see on my banking app that my card 4921 8830 1157 2204 has been charged twice "
+        "for the same stay.",
+        "payment-card",
+    ),
+    ('the receipt shows the card like this: "Card: 4532 7781 0093 6620"', "payment-card"),
+    (
+        "we may send the code of the late-arrival key box by email to guests who arrive "
+        "after 01:00. The code at present is 7316 and it is the same for all guests.",
+        "access-code",
+    ),
+]
+TENTH_NEGATIVES: list[str] = [
+    "The order number is 4921 8830 1157 2204 for the shipment.",
+    "We fixed the gate last week. The code at the bottom of the report is 500 lines long.",
+    "The door was repainted in May. The code is 2024 for the annual report.",
+]
+
 HELD_OUT_NEGATIVES: list[str] = [
     "the staging token was revoked this morning",
     "my password manager is Bitwarden 2024.3.1",
@@ -549,10 +589,30 @@ def _fill(rng: random.Random, kind: str, form: str) -> str:
     return form.format(s=secret)
 
 
+def added_rows() -> list[dict[str, object]]:
+    """The kinds added later, from their own seed, then the tenth round's block."""
+    rng = random.Random(20261201)
+    rows: list[dict[str, object]] = [
+        {"text": _fill(rng, kind, form), "secret": True, "kind": kind}
+        for kind in ADDED
+        for form in FORMS[kind]
+    ]
+    rows += [
+        {"text": text, "secret": True, "kind": kind, "block": "tenth-round"} for text, kind in TENTH
+    ]
+    rows += [
+        {"text": text, "secret": False, "kind": None, "block": "tenth-round"}
+        for text in TENTH_NEGATIVES
+    ]
+    return rows
+
+
 def main() -> None:
     rng = random.Random(20260312)
     rows = []
     for kind, forms in FORMS.items():
+        if kind in ADDED:
+            continue
         for form in forms:
             rows.append({"text": _fill(rng, kind, form), "secret": True, "kind": kind})
         if len(forms) < 4:  # every kind at least four times, with fresh secrets
@@ -581,6 +641,7 @@ def main() -> None:
         {"text": text, "secret": False, "kind": None, "held_out": True}
         for text in HELD_OUT_NEGATIVES
     ]
+    rows += added_rows()
     with OUT.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
