@@ -422,6 +422,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_natural_corrections.py::test_other_facts_and_narrative_do_not_supersede",),
     ),
     Mutant(
+        "diagnostic-line",
+        "reverie/rules/blocks.py",
+        "    if _DIAGNOSTIC.match(line):\n        return True",
+        "",
+        "a compiler's diagnostic with a wordy message is a statement",
+        ("tests/test_extraction_real.py::test_pasted_blocks_are_never_candidates",),
+    ),
+    Mutant(
         "card-named",
         "reverie/rules/secret_formats.py",
         "(_luhn(digits) or _named_card(text, hit))",

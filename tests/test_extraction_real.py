@@ -60,6 +60,11 @@ PASTES = [
     # a long row of a fault-code table: many columns, however many words
     "MID 128  PID 100  FMI 1   Oil pressure low            active    count 3\n"
     "MID 128  SID 21   FMI 2   Engine speed sensor         inactive  count 7",
+    # compiler diagnostics: a file with its line in brackets (a set stored it through the
+    # assistant's report of a tool's output), and a tool's name before "error:"
+    "D:\\p4\\game\\src\\render\\shader_cache.cpp(97): error C4996: 'strcpy': This function or "
+    "variable may be unsafe. Consider using strcpy_s instead.",
+    "ld: error: undefined symbol: vkCreateInstance\n>>> referenced by renderer.cpp",
 ]
 
 
@@ -87,6 +92,10 @@ def test_a_statement_beside_a_paste_is_kept_and_its_lead_in_dropped() -> None:
         "import the file.",
         "The staging DB is pg-stage-2 on port 5433",
         "I run 3 replicas.  The second one is in eu-west-1.",  # two spaces after a stop
+        # an error named in prose, a file named in prose
+        "Update: the error rate fell to 0.4% after the fix.",
+        "The project lives in C:\\Users\\ana\\shop and builds with MSVC 19.38.",
+        "Note: warning lights on the van are fixed now.",
     ],
 )
 def test_prose_with_values_is_not_code(line: str) -> None:

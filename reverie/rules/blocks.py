@@ -31,6 +31,13 @@ _MACHINE: Final = re.compile(
     r"|^\s*\d+\s+[\w.$-]+\s+0x|^\s*import\s*\{|^\s*export\s+(?:default\s+)?\w"
     r"|^\s*(?:Chain|Plan|Result|Error|Warning)\b[^.!?]*(?:\(|#\d|:\s*\d)"
 )
+# a compiler's or linker's diagnostic, however wordy its message: a file and its line in
+# brackets ("shader.cpp(97): error C4996: …"), or a tool's name before "error:" ("ld: error:
+# undefined symbol …")
+_DIAGNOSTIC: Final = re.compile(
+    r"^\s*(?:\S{1,200}\.\w{1,5}\(\d+(?:,\d+)?\)\s*|[\w.+-]{1,40}):\s+(?:fatal\s+)?"
+    r"(?:error|warning)(?:\s+[A-Z]{1,4}\d{2,6})?:\s"
+)
 _LOG: Final = re.compile(
     r"^\s*\[?(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d(?:[.,]\d+)?\b|\d{2}/\w{3}/\d{4}"
     r"|\d{1,2}/\d{1,2}/\d{2,4}[ T]\d\d:\d\d)"
@@ -92,6 +99,8 @@ def is_code_line(line: str) -> bool:
     if not stripped:
         return False
     if _TABLE.match(line) or _LOG.match(line) or _TRACE.match(line) or _DIFF.match(line):
+        return True
+    if _DIAGNOSTIC.match(line):
         return True
     if _MACHINE.search(line) and _wordy(stripped) < 0.8:
         return True
