@@ -422,6 +422,32 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_natural_corrections.py::test_other_facts_and_narrative_do_not_supersede",),
     ),
     Mutant(
+        "topic-clause-subject",
+        "reverie/rules/routing.py",
+        "if last and last[0] in _SUBJECTS:",
+        "if False:",
+        "a clause led by a pronoun names a topic by its verb",
+        (
+            "tests/test_extraction_real.py::test_topics_are_named_from_the_subject_never_a_function_word",
+        ),
+    ),
+    Mutant(
+        "code-after-pause",
+        "reverie/rules/secret_formats.py",
+        '\\s*,\\s*"\n        r"(?P<v>[#*]?\\d{4,8}[#*]?)(?=\\s*(?:$|[!?;)]|\\.(?!\\d)))"',
+        '\\s*,\\s*"\n        r"(?P<v>[#*]?\\d{4,8}[#*]?)(?=\\s*(?:$|[!?;)]|\\.(?!\\d)))x"',
+        "a box's code after a pause, ending its sentence, is kept",
+        ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
+    ),
+    Mutant(
+        "combo-words-between",
+        "reverie/rules/secret_formats.py",
+        '{_LOCK}"\n        r"(?:[\\s,]+[\\w\'-]+){0,6}?"',
+        '{_LOCK}"\n        r""',
+        "a combination said a few words after its padlock is kept",
+        ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -558,6 +558,9 @@ def test_what_the_user_does_is_about_the_user() -> None:
         # a verb after a subject pronoun, and chat filler, never name a topic
         ("I'm kinda stuck with my grading rubric, I block 2-hour slots on Mondays", "rubric"),
         ("we met the landlord on June 2", "landlord"),
+        # a clause led by a pronoun is no subject phrase
+        ("I confess the increase is unwelcome.", "increase"),
+        ("I must book the groomer and she is not happy", "groomer"),
         # nor a quantifier, a preposition or a month's abbreviation before a value
         ("I've set a goal to finish at least 3 series by February 28", "goal"),
         ("we pay around 400 a month for the unit", "unit"),

@@ -151,6 +151,14 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ),
         # a card number made up (no Luhn check) is still one, written in fours after a card
         ("my card 4921 8830 1157 2204 has been charged twice", "payment-card"),
+        # a box's code after a pause, ending the sentence; a padlock's combination said a
+        # few words after the padlock
+        ("agent says theres a key safe by the side gate, 4471.", "access-code"),
+        (
+            "I must give her the combination for the storeroom padlock at the market, which "
+            "is 3-9-1-7, and explain the float.",
+            "access-code",
+        ),
         # a lock named, then its code a sentence later
         (
             "the key box by the door is for late guests. The code at present is 7316.",
@@ -208,6 +216,10 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "The order number is 4921 8830 1157 2204 for the shipment.",
         "my card arrived, and the parcel we sent to the depot on Friday was tracked as "
         "4921 8830 1157 2204",
+        # a box, a pause, then a year, a count or a quantity
+        "the key safe by the side gate, 2019.",
+        "the lockbox arrived on Monday, 3 days late.",
+        "the combination for the gym lockers changed, 40 people use them",
         # a lock, then a later "code" that is a year or a length
         "The door was repainted in May. The code is 2024 for the annual report.",
         "We fixed the gate last week. The code at the bottom is 500 lines long.",

@@ -409,14 +409,16 @@ def topic_name(text: str) -> str | None:
     naming its first value ("Redis 7.0", "port 5000"); else its first noun-like word:
     never a function word, a verb form or a single letter."""
     phrase = subject_phrase(text)
-    if phrase:  # of "quick one, kafka cluster is on 3.5.1" the last clause names it
-        last = re.split(r"[,;:()\u2014\u2013]|\s-\s", phrase)[-1]
-        found = [w for w in tokens(last) if _namable(w, ("ed", "ly"))]  # "staging db"
-        if found:
-            return found[0]
     words = tokens(text)
     # a word right after a subject pronoun is its verb ("I block 3-hour slots", "we met")
     verbs = {words[i + 1] for i, w in enumerate(words[:-1]) if w in _SUBJECTS}
+    if phrase:  # of "quick one, kafka cluster is on 3.5.1" the last clause names it
+        last = tokens(re.split(r"[,;:()\u2014\u2013]|\s-\s", phrase)[-1])
+        if last and last[0] in _SUBJECTS:
+            last = ()  # "I must book the groomer and she (is …)": a clause, no noun phrase
+        found = [w for w in last if _namable(w, ("ed", "ly")) and w not in verbs]
+        if found:  # "staging db": what tells it apart comes first
+            return found[0]
     for i, word in enumerate(words):
         if is_value(word) and i > 0 and _namable(words[i - 1]) and words[i - 1] not in verbs:
             return words[i - 1]

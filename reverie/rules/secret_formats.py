@@ -310,13 +310,13 @@ _RULES: Final = (
         + _COMBO_VALUE
         + _NOT_A_QUANTITY,
     ),
-    _rule(  # "the combo for the shed is 10 20 30"
+    _rule(  # "the combo for the shed is 10 20 30"; "the combination for the storeroom
+        # padlock at the market, which is 3-9-1-7"
         "access-code",
         RANK_SHAPE,
         "combo combination",
         rf"{_COMBO}(?:\s+(?:code|number))?\s+(?i:for|to|of|on)\s+(?:[\w'-]+\s+){{0,3}}?{_LOCK}"
-        + _COMBO_VALUE
-        + _NOT_A_QUANTITY,
+        r"(?:[\s,]+[\w'-]+){0,6}?" + _COMBO_VALUE + _NOT_A_QUANTITY,
     ),
     _rule(  # a code said as what the lock is: "the lockbox on the side door is 4471"; a
         # box's code may look like a year ("lockbox … is 1937"), a door's or gate's may not
@@ -327,6 +327,15 @@ _RULES: Final = (
         r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?(box)|(?![#*]?(?:19|20)\d\d(?!\d)))"
         r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
+    ),
+    _rule(  # a box's code after a pause, ending its sentence: "a key safe by the side
+        # gate, 4471."
+        "access-code",
+        RANK_SHAPE,
+        "lockbox box keypad padlock safe locker",
+        rf"(?i:\b(?:{_BOX_WORDS})\b)(?:[\s,]+[\w'-]+){{0,6}}?\s*,\s*"
+        r"(?P<v>[#*]?\d{4,8}[#*]?)(?=\s*(?:$|[!?;)]|\.(?!\d)))",
+        lambda v: not _YEAR.fullmatch(v),
     ),
     _rule(  # a lock's code changed: "the parish changed the lockbox to 7731"
         "access-code",

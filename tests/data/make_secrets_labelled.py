@@ -555,8 +555,16 @@ TENTH: list[tuple[str, str]] = [
         "after 01:00. The code at present is 7316 and it is the same for all guests.",
         "access-code",
     ),
+    ("agent says theres a key safe by the side gate, 4471.", "access-code"),
+    (
+        "I must also give her the combination for the storeroom padlock at the market, which "
+        "is 3-9-1-7, and explain the procedure for the float.",
+        "access-code",
+    ),
 ]
 TENTH_NEGATIVES: list[str] = [
+    "the key safe by the side gate, 2019.",
+    "the lockbox arrived on Monday, 3 days late.",
     "The order number is 4921 8830 1157 2204 for the shipment.",
     "We fixed the gate last week. The code at the bottom of the report is 500 lines long.",
     "The door was repainted in May. The code is 2024 for the annual report.",
