@@ -448,6 +448,46 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
     ),
     Mutant(
+        "denied-held",
+        "reverie/rules/value_slots.py",
+        "    if _denies_held(fresh, old_slots, former):\n        return True",
+        "",
+        "a value denied by name, of a summary, does not put the denial first",
+        (
+            "tests/test_natural_corrections.py::test_a_denied_value_of_a_summary_orders_search_and_hides_nothing",
+        ),
+    ),
+    Mutant(
+        "denied-held-unit",
+        "reverie/rules/value_slots.py",
+        "        and unit == old_unit\n",
+        "",
+        "a denied value of another unit counts as the one replaced",
+        (
+            "tests/test_natural_corrections.py::test_a_denied_value_of_a_summary_orders_search_and_hides_nothing",
+        ),
+    ),
+    Mutant(
+        "denial-hides-summary",
+        "reverie/rules/supersede.py",
+        " and not holds_others(new_text, old_text):",
+        ":",
+        "a denial of one value of a summary hides its other values",
+        (
+            "tests/test_natural_corrections.py::test_a_denied_value_of_a_summary_orders_search_and_hides_nothing",
+        ),
+    ),
+    Mutant(
+        "denial-now-not",
+        "reverie/rules/claims.py",
+        "(?:\\s+(?:now|anymore))?",
+        "",
+        "a value denied after 'now' is not read as denied",
+        (
+            "tests/test_natural_corrections.py::test_a_denied_value_of_a_summary_orders_search_and_hides_nothing",
+        ),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -28,11 +28,12 @@ LABEL_COLON = re.compile(r"(?<=\w):(?=\s)")
 # "Y, not X" / "Y and not X": a comma or "and" marks X as the value being corrected;
 # a plain "not" inside a sentence ("encourages him not to give up") corrects nothing
 # (at the end, or as a clause of its own: "I ordered 1500 jars, not 1200, I looked …"); and
-# a value right after another ("meant 3pm not 4pm")
+# a value right after another ("meant 3pm not 4pm", "5 bridesmaids now not 6")
 _NOT_X = re.compile(
     r"(?:[,;]\s*(?:and\s+)?|\s+and\s+)not\s+(?P<old>(?:[^,;.]|[,.](?=\d))+?)"
     r"\s*(?:[.!]?\s*$|,\s+(?=\w))"
-    r"|(?<=\d)(?P<unit>\s?[a-z%]{1,8})?\s+not\s+(?:(?:a|an|the)\s+)?(?P<old2>\S*\d[\w:.%/-]*)",
+    r"|(?<=\d)(?P<unit>\s?[a-z%]{1,8}|\s[a-z][a-z'-]{8,20})?(?:\s+(?:now|anymore))?"
+    r"\s+not\s+(?:(?:a|an|the)\s+)?(?P<old2>\S*\d[\w:.%/-]*)",
     re.I,
 )
 

@@ -46,6 +46,7 @@ from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, stem, 
 from reverie.rules.value_slots import (
     changes_value,
     competes,
+    holds_others,
     names,
     recounts,
     replaces_value,
@@ -117,8 +118,8 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return True  # its value said without the former one: the plain saying replaces it
     if new.negated and _says_instead(new, old_text) and not _denies(old_text, new.negated):
         negated = set(tokens(new.negated)) - STOPWORDS
-        if negated and negated <= set(tokens(old_text)):
-            return True
+        if negated and negated <= set(tokens(old_text)) and not holds_others(new_text, old_text):
+            return True  # a summary keeps its other values: search puts the denial first
     if new.has_relation and old.has_relation:
         if same_subject(new, old):
             if new.negated and not old.negated and new.value and new.value == old.value:
