@@ -488,6 +488,26 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "switch-lowercase-writer",
+        "reverie/rules/routing.py",
+        "    if any(c.isupper() for c in text):\n        return False",
+        "",
+        "a lowercase word after a switch is a name even from a writer who capitalises",
+        (
+            "tests/test_extraction_real.py::test_a_switch_written_without_capitals_names_what_it_switched_to",
+        ),
+    ),
+    Mutant(
+        "switch-lowercase-function-word",
+        "reverie/rules/routing.py",
+        '        found["name"] not in FUNCTION_WORDS for found',
+        "        True for found",
+        "a function word after a switch is taken for a name",
+        (
+            "tests/test_extraction_real.py::test_a_switch_written_without_capitals_names_what_it_switched_to",
+        ),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -951,6 +951,31 @@ def _routed_as(found: Candidate) -> Route:
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("also switched to napa for parts.", True),
+        ("switched back to oatly, the baristas missed it", True),
+        ("we moved the standup to weekly", True),
+        # a writer who capitalises capitalises names: a lowercase word is no name then
+        ("I switched to decaf on Monday", False),
+        # a function word after the switch names nothing
+        ("lets move to the next question", False),
+        ("we moved the meeting to the kitchen", False),
+        ("ok going with that", False),
+        ("sticking with it for now", False),
+    ],
+)
+def test_a_switch_written_without_capitals_names_what_it_switched_to(text: str, kept: bool) -> None:
+    """Casual chat is often all lowercase ("also switched to napa for parts"): the writer
+    gives no capitals, so the word after the switch is the named value."""
+    routed = _routed(text)
+    if kept:
+        assert (routed.home, routed.reason) == (Home.TOPIC, "a switch to a named value"), routed
+    else:
+        assert routed.reason != "a switch to a named value", routed
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "the caterer fell through so we're booking Rosa's Kitchen instead.",

@@ -70,14 +70,30 @@ _NAMED = re.compile(
 )
 # a switch to a named thing: "we switched to SumUp", "going with Ciclomundo from now on",
 # "replaced Jenkins with GitHub Actions" (the new value is a proper or product name)
-_SWITCH = re.compile(
+_SWITCHED = (
     r"\b(?:(?i:switch|mov|migrat|chang|upgrad|downgrad|transferr?|port)\w*\s+(?:[\w'-]+\s+){0,4}?"
     r"(?i:to|onto)|(?i:go|going|went|stick|sticking|settled?)\s+with|(?i:replac|swapp?)\w*\s+"
     r"(?:[\w'-]+\s+){0,4}?(?i:with|for|by)|(?i:dropp?|ditch)\w*\s+(?:[\w'-]+\s+){0,4}?for"
     r"|(?i:settled|decided|landed|agreed)\s+on|(?i:opted|opting)\s+for"
     r"|(?i:i'm|im|i am|we're|we are)\s+(?i:on|using)(?=\s+\S+(?:\s+\S+)?\s+now\b))"
-    r"\s+(?:(?i:the)\s+)?[\"'“]?(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)"
 )
+_SWITCH = re.compile(_SWITCHED + r"\s+(?:(?i:the)\s+)?[\"'“]?(?:[A-Z][\w.+-]*|[a-z]+[A-Z][\w.+-]*)")
+# the same in a text written without capitals ("also switched to napa for parts"): the
+# writer gives no capital to read, so the word right after the switch is what was switched
+# to (after "the" a common noun: "sticking with the plan")
+_SWITCH_UNCAPITALISED = re.compile(_SWITCHED + r"\s+(?P<name>[a-z][\w.+-]*)")
+
+
+def _switch(text: str) -> bool:
+    if _SWITCH.search(text):
+        return True
+    if any(c.isupper() for c in text):
+        return False  # a writer who capitalises capitalises names
+    return any(
+        found["name"] not in FUNCTION_WORDS for found in _SWITCH_UNCAPITALISED.finditer(text)
+    )
+
+
 # the speaker doing something now or saying something: "I was listening to Taylor Swift",
 # "I told him Happy Birthday": the name is in the moment or in the words said
 _DOING_OR_TELLING = re.compile(
@@ -230,7 +246,7 @@ def route(
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a named value")
-    if _SWITCH.search(text) or _named_instead(text):
+    if _switch(text) or _named_instead(text):
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a switch to a named value")
