@@ -508,6 +508,39 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "switch-order-off",
+        "reverie/stores/search.py",
+        "        or switched_from(new_text, old_text)\n",
+        "",
+        "a switch to a name does not rank above the name it replaced",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_switch_to_a_name_ranks_above_the_name_it_replaced",
+        ),
+    ),
+    Mutant(
+        "switch-own-sentence",
+        "reverie/rules/routing.py",
+        "(words_of(sentence) for sentence in said)",
+        "(words_of(sentence) for sentence in [new_text])",
+        "a word of another sentence than the switch's ties it to an old name",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_switch_to_a_name_is_newer_than_another_name_of_its_thing",
+        ),
+    ),
+    Mutant(
+        "switch-near-name",
+        "reverie/rules/routing.py",
+        "_NEAR_NAME = 5",
+        "_NEAR_NAME = 50",
+        "any word of the old text, however far from its name, ties a switch to it",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_switch_to_a_name_is_newer_than_another_name_of_its_thing",
+        ),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

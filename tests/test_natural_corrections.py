@@ -14,7 +14,7 @@ import reverie
 from reverie import Config
 from reverie.rules.claims import parse, without_denied
 from reverie.rules.extraction import bare_value, correct_held, resolve
-from reverie.rules.routing import topic_name
+from reverie.rules.routing import switched_from, topic_name
 from reverie.rules.similarity import near_duplicate, shape, stem, tokens
 from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
 from reverie.rules.value_slots import changes_asked, differences, restates_all
@@ -638,6 +638,60 @@ async def test_of_two_live_facts_giving_one_thing_two_values_the_newer_ranks_fir
         ok(await s.call_tool("topic", {**save, "content": new}), "ADD")
     hits = [h.text for h in await ns.search("how many sources are in my Zotero library", k=5)]
     assert hits[:2] == [new, old]
+
+
+SQUARE = "Card payments at Bloom Theory go through a Square reader paired with the shop iPad."
+SUMUP = "moving to SumUp, the reader came today."
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "expected"),
+    [
+        (SUMUP, SQUARE, True),
+        (
+            "Wholesaler is now Hollander Flowers (Wakefield), trade account HF-20931.",
+            "Priya buys wholesale flowers from the Van Vliet truck on Tuesdays.",
+            True,  # "wholesaler" is derived from "wholesale", beside the old name
+        ),
+        # no word of what they share beside the old name
+        (SUMUP, "Priya runs Bloom Theory, a florist in Chapel Allerton.", False),
+        (
+            SUMUP,
+            "Priya opened Bloom Theory in 2019 in a tiny corner shop, and later got a card reader",
+            False,  # "reader" is said of the shop, twelve words from the name
+        ),
+        (
+            "Wholesaler is now Hollander Flowers (Wakefield). orders go through their web shop.",
+            "Priya runs Bloom Theory. Husband Rohan drives the shop van.",
+            False,  # "shop" is not of the sentence that says the switch
+        ),
+        # no switch said: two names, no order between them
+        ("the SumUp reader came today.", SQUARE, False),
+        # the old text names nothing the new one does not
+        (SUMUP, "the card reader is paired with the shop iPad", False),
+    ],
+)
+def test_a_switch_to_a_name_is_newer_than_another_name_of_its_thing(
+    new: str, old: str, expected: bool
+) -> None:
+    assert switched_from(new, old) is expected
+    assert not supersedes(new, old)  # which name it replaced is not known
+
+
+async def test_a_switch_to_a_name_ranks_above_the_name_it_replaced(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        ok(
+            await s.call_tool("memory", {"action": "add", "target": "memory", "content": SQUARE}),
+            "ADD",
+        )
+        clock.advance(timedelta(days=20))
+        ok(await s.call_tool("topic", {"action": "save", "topic": "shop", "content": SUMUP}), "ADD")
+    query = "what card reader / payment system does the shop take cards with"
+    hits = [h.text for h in await ns.search(query, k=5)]
+    assert hits.index(SUMUP) < hits.index(SQUARE)
 
 
 SUMMARY = (

@@ -20,6 +20,7 @@ from reverie.rules.extraction import Tag, Weight, standing_request, weight
 from reverie.rules.identity import STYLE, name_in, timezone_in
 from reverie.rules.similarity import STOPWORDS, is_value, measure_units, stem, tokens
 from reverie.rules.supersede import keys, parse, subject_phrase
+from reverie.rules.value_slots import names, words_of
 
 
 class Home(StrEnum):
@@ -92,6 +93,39 @@ def _switch(text: str) -> bool:
     return any(
         found["name"] not in FUNCTION_WORDS for found in _SWITCH_UNCAPITALISED.finditer(text)
     )
+
+
+# "Wholesaler is now Hollander Flowers": a thing's new holder, named
+_IS_NOW_NAMED = re.compile(r"\b(?:is|are)\s+now\s+(?:with\s+|on\s+|using\s+)?[A-Z][a-z]")
+_NEAR_NAME = 5  # words either side of a name that say what it is the name of
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def switched_from(new_text: str, old_text: str) -> bool:
+    """The newer text says a switch to a named thing ("moving to SumUp, the reader came
+    today", "Wholesaler is now Hollander Flowers") and the older names another thing with
+    a word of what they share beside it ("… go through a Square reader …", "wholesale
+    flowers from the Van Vliet truck"): for search, the newer one is the current one. Which
+    name it replaced is not known, so this orders hits and never supersedes anything."""
+    said = [s for s in _SENTENCE_END.split(new_text) if _switch(s) or _IS_NOW_NAMED.search(s)]
+    theirs = names(old_text) - names(new_text)
+    if not said or not theirs:
+        return False
+    words = tokens(old_text)
+    near = {
+        words[j]
+        for i, word in enumerate(words)
+        if word in theirs
+        for j in range(max(0, i - _NEAR_NAME), min(len(words), i + _NEAR_NAME + 1))
+        if words[j] not in theirs
+    }
+    ours = frozenset().union(*(words_of(sentence) for sentence in said))  # the switch's own
+    return any(_related(a, stem(b)) for a in ours for b in near if b.isalpha() and len(b) > 2)
+
+
+def _related(a: str, b: str) -> bool:
+    """One word or one derived from the other ("wholesale" / "wholesaler")."""
+    return a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
 
 
 # the speaker doing something now or saying something: "I was listening to Taylor Swift",

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
+from reverie.rules.routing import switched_from
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
 from reverie.rules.supersede import changes_value, claim_replaced, competes, supersedes
 from reverie.rules.value_slots import answer_alike, changes_asked, words_of
@@ -370,6 +371,7 @@ def _newer_value(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
         or competes(new_text, old_text)
         or changes_asked(new_text, old_text, asked)
         or claim_replaced(new_text, old_text)
+        or switched_from(new_text, old_text)
     )
 
 
