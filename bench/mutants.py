@@ -541,6 +541,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "own-change-month",
+        "reverie/rules/extraction.py",
+        '(?:to|from)\\s+(?:[A-Za-z]{3,9}\\s+)?\\S*\\d"  # "to September 19"',
+        '(?:to|from)\\s+\\S*\\d"',
+        "a change to a date said with its month's name leaves the statement a fragment",
+        (
+            "tests/test_extraction_real.py::"
+            "test_a_pronoun_opening_does_not_make_a_whole_statement_a_fragment",
+        ),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

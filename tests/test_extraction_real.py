@@ -657,6 +657,9 @@ async def test_an_introduction_gives_the_name_its_home_and_the_rest_its_own(
         ("it was raining so we moved the standup to 10:30", True),
         ("it's 45s now", False),
         ("it broke so I moved it to 3 nodes", False),
+        # a month's name before the day is still the value changed to
+        ("They've moved the date to September 19 because her grandmother can't travel", True),
+        ("they moved it to Friday 3pm", False),  # what "it" is, only the earlier turn says
     ],
 )
 def test_a_pronoun_opening_does_not_make_a_whole_statement_a_fragment(

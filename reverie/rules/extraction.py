@@ -364,7 +364,7 @@ def bare_value(sentence: str) -> bool:
 _OWN_CHANGE: Final = re.compile(
     r"\b(?:i|we|they)(?:'ve|'d| have| had)?\s+(?:\w+ed|set|put|got|cut|upped)\s+"
     r"(?:(?:the|my|our|their)\s+)?(?!(?:it|that|this|them|those|these)\b)[a-z][\w-]*\s+"
-    r"(?:[\w'-]+\s+){0,3}?(?:to|from)\s+\S*\d"
+    r"(?:[\w'-]+\s+){0,3}?(?:to|from)\s+(?:[A-Za-z]{3,9}\s+)?\S*\d"  # "to September 19"
     # or a change still to make, to a thing named with its determiner: "she asked to move
     # the monitoring visit from the 25th to April 1"
     r"|\b(?:to|will|'ll|can|could|would)\s+(?:move|push|change|shift|bump|raise|lower|drop"
