@@ -552,6 +552,28 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "count-fragment-dropped",
+        "reverie/actors/extracting.py",
+        "if counts_a_thing(candidate.text) else None",
+        "if False else None",
+        "a fragment whose count names what it counts is dropped",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_fragment_whose_count_names_what_it_counts_is_kept",
+        ),
+    ),
+    Mutant(
+        "count-fragment-unit",
+        "reverie/rules/extraction.py",
+        'bare_count(f"{n} {w}") is not None for n, w',
+        "True for n, w",
+        "a value with a unit counts as a count of things",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_fragment_whose_count_names_what_it_counts_is_kept",
+        ),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

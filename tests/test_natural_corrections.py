@@ -13,7 +13,7 @@ import pytest
 import reverie
 from reverie import Config
 from reverie.rules.claims import parse, without_denied
-from reverie.rules.extraction import bare_value, correct_held, resolve
+from reverie.rules.extraction import bare_value, correct_held, counts_a_thing, resolve
 from reverie.rules.routing import switched_from, topic_name
 from reverie.rules.similarity import near_duplicate, shape, stem, tokens
 from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
@@ -372,6 +372,19 @@ async def said(rv: reverie.Reverie, session: str, *turns: str) -> None:
 
 async def facts_found(rv: reverie.Reverie, query: str, k: int = 5) -> list[str]:
     return [h.text for h in await rv.namespace("a").search(query, k=k) if h.kind == "fact"]
+
+
+async def test_a_fragment_whose_count_names_what_it_counts_is_kept(rv: reverie.Reverie) -> None:
+    """ "It's also 165 guests" has no earlier statement to resolve "it" against, but its
+    count names what it counts: kept as said, found by "guests". A value with only a unit
+    ("it's 45 minutes now") says nothing without its subject: it stays in the log."""
+    await said(rv, "s", "It's also 165 guests, so more than I'd thought.", "it's 45 minutes now")
+    assert await facts_found(rv, "how many guests") == [
+        "It's also 165 guests, so more than I'd thought."
+    ]
+    assert await facts_found(rv, "45 minutes") == []
+    assert counts_a_thing("And that wedding makes 25 weddings, so I'm full for 2026.")
+    assert not counts_a_thing("that's 3 days late")  # a unit counts no thing
 
 
 RACE = ("The race start on the coast path is at 9am this year.", "the race start moved to 10am")

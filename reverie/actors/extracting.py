@@ -9,7 +9,13 @@ import sqlite3
 from dataclasses import replace
 
 from reverie.rules.claims import parse
-from reverie.rules.extraction import Candidate, candidates, correct_held, resolve
+from reverie.rules.extraction import (
+    Candidate,
+    candidates,
+    correct_held,
+    counts_a_thing,
+    resolve,
+)
 from reverie.rules.similarity import near_duplicate, value_sequence, values, word_set
 from reverie.stores import entries, extracts, generated, topics
 from reverie.stores.db import fetchone
@@ -66,8 +72,8 @@ def _resolved(candidate: Candidate, earlier: list[str]) -> Candidate | None:
     if not candidate.anchor:
         return candidate
     text = resolve(candidate.text, earlier)
-    if text is None:
-        return None
+    if text is None:  # kept as said when its count names what it counts ("165 guests")
+        return replace(candidate, anchor=False) if counts_a_thing(candidate.text) else None
     return replace(candidate, text=text, anchor=False)
 
 

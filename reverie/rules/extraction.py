@@ -876,6 +876,17 @@ def correct_held(fragment: str, holder: str) -> str | None:
     return holder[: spots[0].start()] + value + holder[spots[0].end() :]
 
 
+# a count and the things it counts: "165 guests", "25 weddings" (a unit is not a thing)
+_COUNTED: Final = re.compile(r"\b(\d[\d,]*)\s+([a-z][a-z'-]+s)\b")
+
+
+def counts_a_thing(sentence: str) -> bool:
+    """A count with the things counted ("It's also 165 guests", "that makes 25 weddings"):
+    the value names what it counts, so the fragment is found by that word even when no
+    earlier statement gives its subject; "it's 45s now" or "that's 3 days late" is not."""
+    return any(bare_count(f"{n} {w}") is not None for n, w in _COUNTED.findall(sentence))
+
+
 def resolve(fragment: str, earlier: list[str]) -> str | None:
     """A fragment ("now it's 45s", "wait no, 16:30") restated with the subject of the latest
     earlier statement that holds a value of the same kind; None when nothing fits."""
