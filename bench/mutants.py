@@ -574,6 +574,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "change-words-going",
+        "reverie/rules/value_slots.py",
+        "    currently going went gone goes pushed",
+        "    currently went gone goes pushed",
+        "a word of change ('going to $38') is a thing two statements share",
+        ("tests/test_natural_corrections.py::test_other_facts_and_narrative_do_not_supersede",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -134,6 +134,9 @@ NATURAL = [
 ]
 
 UNRELATED = [
+    # the words of change ("going to", "going with") are no thing the two share
+    ("also solo walks going to $38.", "going with $24 for puppy drop ins"),
+    ("the stall fee went up, it's going to $95", "going with 3 dogs per group walk"),
     # one value each, a few words shared, but not most: a deadline is no start date (BEAM)
     (
         "I'm kinda stressed about this senior producer role application, and I just found"

@@ -130,7 +130,8 @@ _CHANGE_WORDS = frozenset(
     for w in """now update updated change changed moved switched increased decreased raised
     lowered reduced bumped grown grew rose dropped fell extended shortened shifted improved
     adjusted upgraded downgraded replaced revised expanded doubled halved from to recently
-    currently""".split()
+    currently going went gone goes pushed postponed delayed rescheduled climbed jumped
+    boosted""".split()  # "going to $38" / "going with $24 for …": no thing in common
 )
 # prepositions the stop words leave out: "through August" says when, not what
 _PREPOSITIONS = frozenset(
