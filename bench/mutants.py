@@ -582,6 +582,33 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_natural_corrections.py::test_other_facts_and_narrative_do_not_supersede",),
     ),
     Mutant(
+        "denial-order-off",
+        "reverie/stores/search.py",
+        "        or denies_held(new_text, old_text)\n",
+        "",
+        "a denial of one value of a summary does not rank above the summary",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_denial_of_a_summary_s_value_ranks_above_the_summary",
+        ),
+    ),
+    Mutant(
+        "full-topics-skip",
+        "reverie/rules/routing.py",
+        "        return _nearest(known, stems)",
+        "        return None",
+        "a statement is skipped when every topic is taken though one shares its words",
+        ("tests/test_loop_rules.py::test_topic_choice_reuses_a_named_topic_and_respects_the_cap",),
+    ),
+    Mutant(
+        "full-topics-any",
+        "reverie/rules/routing.py",
+        "    return name if shared else None",
+        "    return name or None",
+        "a statement with no word in common goes to some topic when all are taken",
+        ("tests/test_loop_rules.py::test_topic_choice_reuses_a_named_topic_and_respects_the_cap",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

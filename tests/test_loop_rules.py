@@ -119,6 +119,14 @@ def test_topic_choice_reuses_a_named_topic_and_respects_the_cap() -> None:
     assert topic_for("Redis runs on port 6380", ["deploy"], 10) == "redis"
     assert topic_for("Redis runs on port 6380", [f"t{i}" for i in range(10)], 10) is None
 
+    # every slot taken: the topic sharing a word with it keeps it findable; none, skipped
+    full = {f"t{i}": TopicHint(frozenset({f"w{i}"})) for i in range(9)}
+    full["pharmacy"] = TopicHint(frozenset({"prescription", "repeat"}))
+    said = "also moving his prescriptions to Pharmacy2U."
+    assert topic_for(said, full, 10) == "pharmacy"
+    assert topic_for("Redis runs on port 6380", full, 10) is None
+    assert topic_for(said, dict(list(full.items())[1:]), 10) == "notes"  # one slot left
+
 
 def test_summary_is_extractive_within_budget_and_keeps_whole_facts() -> None:
     facts = [(f"Fact number {i} says value {i * 7}", 1) for i in range(80)]

@@ -16,7 +16,14 @@ from reverie.rules.claims import parse, without_denied
 from reverie.rules.extraction import bare_value, correct_held, counts_a_thing, resolve
 from reverie.rules.routing import switched_from, topic_name
 from reverie.rules.similarity import near_duplicate, shape, stem, tokens
-from reverie.rules.supersede import changes_value, competes, keys, restates_values, supersedes
+from reverie.rules.supersede import (
+    changes_value,
+    competes,
+    denies_held,
+    keys,
+    restates_values,
+    supersedes,
+)
 from reverie.rules.value_slots import changes_asked, differences, restates_all
 from reverie.stores import ledger, timeline
 from reverie.stores.records import LedgerRecord
@@ -573,6 +580,32 @@ def test_a_denied_value_of_a_summary_orders_search_and_hides_nothing() -> None:
     assert not changes_value(denial, "bridal bouquet, 7 bridesmaids bouquets, 8 buttonholes")
     assert not changes_value("its 5 tables now not 6", summary)  # 6 was of bridesmaids
     assert not changes_value("so its 5 now not 6", summary)  # no unit: what was 5 of?
+
+
+async def test_a_denial_of_a_summary_s_value_ranks_above_the_summary(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
+    """ "red oak … instead of LVP" leaves the summary holding "LVP floor" live (its other
+    values still hold) and ranks above it."""
+    summary = (
+        "Kitchen reno scope: new cabinets, quartz counters, LVP floor, 30in gas range,"
+        " budget $45,000, done by July 2"
+    )
+    denial = "Flooring: refinishing the original red oak instead of LVP, quoted $3,100"
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        ok(
+            await s.call_tool("topic", {"action": "save", "topic": "kitchen", "content": summary}),
+            "ADD",
+        )
+        clock.advance(timedelta(days=10))
+        ok(
+            await s.call_tool("topic", {"action": "save", "topic": "floor", "content": denial}),
+            "ADD",
+        )
+    hits = [h.text for h in await ns.search("what are we doing for the kitchen floor", k=5)]
+    assert hits.index(denial) < hits.index(summary)
+    assert denies_held(denial, summary) and not supersedes(denial, summary)
 
 
 def test_the_value_a_change_comes_from_is_not_a_new_value() -> None:

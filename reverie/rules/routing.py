@@ -396,12 +396,22 @@ def topic_for(text: str, topics: Topics, max_topics: int, kind: str | None = Non
     if best is not None:
         return str(best)
     if len(known) >= max_topics - 1:  # the last slot gathers what fits nowhere else
-        return GENERAL if GENERAL in known or len(known) < max_topics else None
+        if GENERAL in known or len(known) < max_topics:
+            return GENERAL
+        return _nearest(known, stems)  # all taken: the topic its words are most at home in
     named_after = topic_name(text)
     return slug(named_after) if named_after else GENERAL
 
 
 GENERAL: Final = "notes"
+
+
+def _nearest(known: Mapping[str, TopicHint], stems: set[str]) -> str | None:
+    """When every slot is taken, the topic sharing most of a statement's words (one is
+    enough: a statement skipped is lost to search), else None."""
+    scored = [(len(stems & {stem(k) for k in hint.keywords}), name) for name, hint in known.items()]
+    shared, name = max(scored, default=(0, ""))
+    return name if shared else None
 
 
 # Words that say what happened to a subject, not what the subject is: never a topic name.

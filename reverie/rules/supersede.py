@@ -62,6 +62,7 @@ __all__ = [
     "changes_value",
     "closeness",
     "competes",
+    "denies_held",
     "keys",
     "parse",
     "pick_superseded",
@@ -116,10 +117,8 @@ def supersedes(new_text: str, old_text: str) -> bool:
     new, old = parse(new_text), parse(old_text)
     if old.negated and not new.negated and restates_values(new_text, old_text):
         return True  # its value said without the former one: the plain saying replaces it
-    if new.negated and _says_instead(new, old_text) and not _denies(old_text, new.negated):
-        negated = set(tokens(new.negated)) - STOPWORDS
-        if negated and negated <= set(tokens(old_text)) and not holds_others(new_text, old_text):
-            return True  # a summary keeps its other values: search puts the denial first
+    if _denial_of(new, old_text) and not holds_others(new_text, old_text):
+        return True  # a summary keeps its other values: search puts the denial first
     if new.has_relation and old.has_relation:
         if same_subject(new, old):
             if new.negated and not old.negated and new.value and new.value == old.value:
@@ -141,6 +140,20 @@ def supersedes(new_text: str, old_text: str) -> bool:
         return False
     differing = sum(a != b for a, b in zip(new_values, old_values, strict=True))
     return differing == 1 and bool(new.skeleton) and new.skeleton == old.skeleton
+
+
+def denies_held(new_text: str, old_text: str) -> bool:
+    """The new text says a value instead of one the old text holds ("red oak … instead of
+    LVP", "the temp kitchen to the dining room not the basement"): the newer is current,
+    whether or not the old text's other values let it be superseded."""
+    return _denial_of(parse(new_text), old_text)
+
+
+def _denial_of(new: Claim, old_text: str) -> bool:
+    if not new.negated or not _says_instead(new, old_text) or _denies(old_text, new.negated):
+        return False
+    negated = set(tokens(new.negated)) - STOPWORDS
+    return bool(negated) and negated <= set(tokens(old_text))
 
 
 # where one claim of a sentence ends and the next begins

@@ -19,7 +19,13 @@ from reverie.config import RankingConfig
 from reverie.embedding.similar import top
 from reverie.rules.routing import switched_from
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
-from reverie.rules.supersede import changes_value, claim_replaced, competes, supersedes
+from reverie.rules.supersede import (
+    changes_value,
+    claim_replaced,
+    competes,
+    denies_held,
+    supersedes,
+)
 from reverie.rules.value_slots import answer_alike, changes_asked, words_of
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
@@ -372,6 +378,7 @@ def _newer_value(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
         or changes_asked(new_text, old_text, asked)
         or claim_replaced(new_text, old_text)
         or switched_from(new_text, old_text)
+        or denies_held(new_text, old_text)
     )
 
 
