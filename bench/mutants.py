@@ -609,6 +609,22 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_loop_rules.py::test_topic_choice_reuses_a_named_topic_and_respects_the_cap",),
     ),
     Mutant(
+        "state-now-off",
+        "reverie/rules/routing.py",
+        'if speaker == "user" and _STATE_NOW.search(text):',
+        "if False:",
+        "a thing's state said as current, with no value, is skipped",
+        ("tests/test_extraction_real.py::test_a_thing_s_state_said_as_current_is_kept",),
+    ),
+    Mutant(
+        "state-now-pronoun",
+        "reverie/rules/routing.py",
+        "    r\"(?!(?:i|i'm|im|we|we're|you|it|its|it's|that",
+        "    r\"(?!(?:i'm|im|we|you|its|it's|that",
+        "the speaker or a pronoun is taken for a thing whose state is said",
+        ("tests/test_extraction_real.py::test_a_thing_s_state_said_as_current_is_kept",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -956,6 +956,31 @@ def _routed_as(found: Candidate) -> Route:
 @pytest.mark.parametrize(
     ("text", "kept"),
     [
+        ("also colette brennan has the jersey bag now, ger passed it on for the rota", True),
+        ("so luis does thursdays now.", True),
+        ("all new clients go thru that now.", True),
+        # the speaker, a pronoun or an indefinite is no thing whose state it is
+        ("we're doing thursdays now", False),
+        ("it works now", False),
+        ("Yeah, everything's clear now!", False),
+        ("let's proceed with measuring the metrics now.", False),
+        # something being done this moment, no state
+        ("dialing in the ironbark now.", False),
+    ],
+)
+def test_a_thing_s_state_said_as_current_is_kept(text: str, kept: bool) -> None:
+    """ "colette brennan has the jersey bag now": who holds, does or uses what, as of now,
+    said of a subject of its own, is knowledge even without a value or a capital."""
+    routed = _routed(text)
+    if kept:
+        assert (routed.home, routed.reason) == (Home.TOPIC, "a state said as current"), routed
+    else:
+        assert routed.reason != "a state said as current", routed
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
         ("also switched to napa for parts.", True),
         ("switched back to oatly, the baristas missed it", True),
         ("we moved the standup to weekly", True),

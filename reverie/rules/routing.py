@@ -128,6 +128,20 @@ def _related(a: str, b: str) -> bool:
     return a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
 
 
+# a thing's state said as current, of a subject of its own (not the speaker, not a
+# pronoun): "colette brennan has the jersey bag now", "so luis does thursdays now", "all
+# new clients go thru that now" — who holds, does or uses what, as of now
+_STATE_NOW = re.compile(
+    r"^\W*(?:(?:also|and|but|so|ok|oh|btw|right|yeah|well)\W+)*"
+    r"(?!(?:i|i'm|im|we|we're|you|it|its|it's|that|that's|this|they|they're|he|she|there"
+    r"|there's|here|now|let|let's|lets|everything|everything's|something|nothing|everyone"
+    r"|someone|anyone|anything)\b)"
+    r"[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,3}?(?:'s|’s|\s+(?:has|have|does|do|is|are|goes|go"
+    r"|takes|take|runs|run|gets|get|uses|use|keeps|keep|handles|covers|owns|leads|holds|lives"
+    r"|sits|starts|finishes|opens|closes|works))\s+(?:[\w'’/-]+\s+){0,6}?now\b"
+    r"(?!\s+(?:that|i|we|you|what|how|why))",
+    re.I,
+)
 # the speaker doing something now or saying something: "I was listening to Taylor Swift",
 # "I told him Happy Birthday": the name is in the moment or in the words said
 _DOING_OR_TELLING = re.compile(
@@ -284,6 +298,10 @@ def route(
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a switch to a named value")
+    if speaker == "user" and _STATE_NOW.search(text):
+        topic = anchor or topic_for(text, topics, max_topics)
+        if topic is not None:
+            return Route(Home.TOPIC, text, topic=topic, reason="a state said as current")
     if speaker == "user" and _RESIDENCE.search(text):
         return Route(Home.USER, text, reason="where the user lives")
     if speaker == "user" and _OCCUPATION.search(text):
