@@ -625,6 +625,22 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_extraction_real.py::test_a_thing_s_state_said_as_current_is_kept",),
     ),
     Mutant(
+        "code-for-whom",
+        "reverie/rules/secret_formats.py",
+        'rf"(?:{_CODE_FOR}\\s+)?(?=(?i:code)\\b))(?i:code\\b)"',
+        'rf"(?=(?i:code)\\b))(?i:code\\b)"',
+        "a lock's 'user code' (a word between the determiner and 'code') is not read",
+        ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
+    ),
+    Mutant(
+        "password-it-after-pause",
+        "reverie/rules/secret_formats.py",
+        "\\b(?:password|passcode|passphrase|passwd|pin)\\b)\\s*[.,:;!?\\u2014-]+\\s*",
+        "\\b(?:password|passcode|passphrase|passwd|pin)\\b)[^\\n]{0,120}?",
+        "a password named is followed by any 'it's X' however far, not only after a pause",
+        ("tests/test_secrets.py::test_talk_about_a_secret_is_not_one",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

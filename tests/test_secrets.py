@@ -164,6 +164,14 @@ def test_labelled_set_caught_and_false_positives() -> None:
             "the key box by the door is for late guests. The code at present is 7316.",
             "access-code",
         ),
+        # whose code it is between the determiner and "code"; a password as "it" after a
+        # pause
+        ("front door is a schlage encode, I made Rosa a user code, 8142.", "access-code"),
+        ("front door is a schlage, the user code is 8142", "access-code"),
+        (
+            "staff keep asking for the guest wifi password. its Kx9#mPLw2 and I'm sick of it",
+            "password-assignment",
+        ),
     ],
 )
 def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) -> None:
@@ -218,6 +226,10 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "4921 8830 1157 2204",
         # a box, a pause, then a year, a count or a quantity
         "the key safe by the side gate, 2019.",
+        "the door to the office has the area code 0161 on it",
+        "the password manager is great, its 1Password 8 now",
+        "forgot my password - it's fine, reset link worked",
+        "I reset my password yesterday, it's working fine now",
         "the lockbox arrived on Monday, 3 days late.",
         "the combination for the gym lockers changed, 40 people use them",
         # a lock, then a later "code" that is a year or a length

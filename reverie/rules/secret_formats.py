@@ -194,6 +194,11 @@ _BOX_WORDS = r"lockbox|key ?box|key ?safe|keypad|padlock|locker"
 _OPENED_WORDS = r"alarm|gate|door|safe|garage"
 _LOCK_WORDS = rf"{_BOX_WORDS}|{_OPENED_WORDS}"
 _LOCKED = rf"(?i:\b(?:{_LOCK_WORDS})\b)"
+# whose code a lock's code is: "the user code", "a guest code" (never "area code")
+_CODE_FOR = (
+    r"(?i:user|guest|entry|access|master|door|gate|alarm|keypad|lock|unlock|backup|temp"
+    r"|temporary|new|own)"
+)
 # and, with a code said later in the sentence, the places whose codes it names
 _LOCKS = (  # a plain lock only as a thing fitted: "a new lock", "the lock" (not "row locks")
     rf"(?i:\b(?:{_LOCK_WORDS}|(?:a|an|the|new|our|my|that)\s+(?:new\s+)?locks?"
@@ -353,8 +358,8 @@ _RULES: Final = (
         "code",
         # "code" right after its lock, or later after a determiner or a pause: never another
         # kind of code ("the door … has area code 0161")
-        rf"(?:{_LOCKS}\s+(?:(?i:panel|pad|system)\s+)?|{_LOCKS}[^.!?\n]{{0,60}}?(?=(?i:code)\b)"
-        rf"(?:{_AFTER_WORD}))(?i:code\b)"
+        rf"(?:{_LOCKS}\s+(?:(?i:panel|pad|system)\s+)?|{_LOCKS}[^.!?\n]{{0,60}}?(?:{_AFTER_WORD})"
+        rf"(?:{_CODE_FOR}\s+)?(?=(?i:code)\b))(?i:code\b)"
         # up to the first digit at once (possessive: nothing to try twice), said after a
         # space, "=" or ":" ("the code's 4471", "…, it's 8812", "code: 7788")
         r"(?:['\u2019]s)?[^.!?\n\d#*]{0,80}+(?<=[\s=:])(?P<v>[#*]?\d{4,8}[#*]?)" + _CODE_ENDS,
@@ -392,6 +397,15 @@ _RULES: Final = (
         "log sign with",
         r"(?i:\b(?:log(?:ged|ging)?\s*in|sign(?:ed|ing)?\s*in|login|credentials?)\b)"
         r"[^.\n]{0,20}?\s[\w.@+-]{2,64}\s*[/|:]\s*(?P<v>[^\s\"'`,;<]{6,64})",
+        lambda v: strong(v.rstrip(".!?")),
+    ),
+    _rule(  # a password named, then said as "it" right after a pause: "the guest wifi
+        # password. its Kx9#mPLw2 and I'm sick of writing it on post-its"
+        "password-assignment",
+        RANK_SHAPE,
+        "pass pin",
+        r"(?i:\b(?:password|passcode|passphrase|passwd|pin)\b)\s*[.,:;!?\u2014-]+\s*"
+        r"(?i:(?:and|but|so)\s+)?(?i:\bit['\u2019]?s|\bit is)\s+[\"'`]?(?P<v>[^\s\"'`,;<]{6,64})",
         lambda v: strong(v.rstrip(".!?")),
     ),
     _rule(  # a password said as what the user types: "I'm typing Pastel#Nata88"

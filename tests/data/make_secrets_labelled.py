@@ -561,6 +561,12 @@ TENTH: list[tuple[str, str]] = [
         "is 3-9-1-7, and explain the procedure for the float.",
         "access-code",
     ),
+    ("front door is a schlage encode, I made Rosa a user code, 8142.", "access-code"),
+    (
+        "reception keep asking me for the guest wifi password. its Kx9#mPLw2 and I'm sick of "
+        "writing it on post-its.",
+        "password-assignment",
+    ),
 ]
 TENTH_NEGATIVES: list[str] = [
     "the key safe by the side gate, 2019.",
@@ -568,6 +574,8 @@ TENTH_NEGATIVES: list[str] = [
     "The order number is 4921 8830 1157 2204 for the shipment.",
     "We fixed the gate last week. The code at the bottom of the report is 500 lines long.",
     "The door was repainted in May. The code is 2024 for the annual report.",
+    "the door to the office has the area code 0161 on it",
+    "the password manager is great, its 1Password 8 now",
 ]
 
 HELD_OUT_NEGATIVES: list[str] = [
