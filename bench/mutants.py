@@ -641,6 +641,36 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_secrets.py::test_talk_about_a_secret_is_not_one",),
     ),
     Mutant(
+        "later-ask-off",
+        "reverie/rules/extraction.py",
+        "return standing_request(sentence[later.end() :]) if later else None",
+        "return None",
+        "a standing request after a clause of reasons is dropped",
+        (
+            "tests/test_extraction_real.py::"
+            "test_a_standing_request_is_a_preference_and_a_request_of_the_moment_is_not",
+        ),
+    ),
+    Mutant(
+        "own-change-named",
+        "reverie/rules/extraction.py",
+        "|(?-i:[A-Z])[\\w&'’-]+)\",",
+        ')",',
+        "a change still to make, to a name, leaves a pronoun-led statement a fragment",
+        (
+            "tests/test_extraction_real.py::"
+            "test_a_pronoun_opening_does_not_make_a_whole_statement_a_fragment",
+        ),
+    ),
+    Mutant(
+        "named-change-verb",
+        "reverie/rules/routing.py",
+        '    r"\\b(?i:switch|mov|migrat|chang|transferr?|port)\\w*\\s+(?:[\\w\'’-]+\\s+){0,5}?"\n',
+        '    r"\\b"\n',
+        "any 'from <Name> to <Name>' is a switch, with no verb of change",
+        ("tests/test_extraction_real.py::test_a_change_from_one_name_to_another_is_a_switch",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -660,6 +660,8 @@ async def test_an_introduction_gives_the_name_its_home_and_the_rest_its_own(
         # a month's name before the day is still the value changed to
         ("They've moved the date to September 19 because her grandmother can't travel", True),
         ("they moved it to Friday 3pm", False),  # what "it" is, only the earlier turn says
+        # a change still to make, of a thing named with its owner, to a name
+        ("She also wants to move next year's yearbook from Jostens to Walsworth", True),
     ],
 )
 def test_a_pronoun_opening_does_not_make_a_whole_statement_a_fragment(
@@ -680,6 +682,13 @@ def test_a_pronoun_opening_does_not_make_a_whole_statement_a_fragment(
         ("Could you put a little checklist at the end of every answer?", True),
         ("can you help me fix this bug?", False),
         ("please send the report to Tom", False),
+        # asked after a clause of reasons
+        (
+            "She finds 'Warm regards' too casual for letters, so please use 'Kind regards,"
+            " Deanna' from now on.",
+            True,
+        ),
+        ("the report is late, so please send it today", False),
     ],
 )
 def test_a_standing_request_is_a_preference_and_a_request_of_the_moment_is_not(
@@ -976,6 +985,19 @@ def test_a_thing_s_state_said_as_current_is_kept(text: str, kept: bool) -> None:
         assert (routed.home, routed.reason) == (Home.TOPIC, "a state said as current"), routed
     else:
         assert routed.reason != "a state said as current", routed
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("She also wants to move next year's yearbook from Jostens to Walsworth", True),
+        ("we switched payroll from Gusto to Rippling last month", True),
+        ("I drove from Leeds to York on Sunday", False),  # no verb of change
+    ],
+)
+def test_a_change_from_one_name_to_another_is_a_switch(text: str, kept: bool) -> None:
+    routed = _routed(text)
+    assert (routed.reason == "a switch to a named value") is kept, routed
 
 
 @pytest.mark.parametrize(

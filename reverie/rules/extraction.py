@@ -290,7 +290,8 @@ def standing_request(sentence: str) -> str | None:
     any other sentence (a request for the task at hand is not knowledge)."""
     asked = _REQUEST.match(sentence) or sentence.rstrip().endswith("?")
     if not asked and not _BARE_ASK.match(sentence):
-        return None
+        later = _LATER_ASK.search(sentence)  # "she finds … too casual, so please use …"
+        return standing_request(sentence[later.end() :]) if later else None
     kept: list[str] = []
     for clause in _CLAUSE.split(sentence.replace("?", "")):
         if kept and _OWN_SUBJECT.match(clause.strip()):
@@ -302,6 +303,10 @@ def standing_request(sentence: str) -> str | None:
 
 # an imperative addressed to the agent without "can you": "pls always do …", "please use …"
 _BARE_ASK: Final = re.compile(r"^(?:(?:also|and|so|ok|oh)\s+)?(?:please|pls|plz|kindly)\b", re.I)
+# the same after a clause of reasons: "…, so please use 'Kind regards' from now on"
+_LATER_ASK: Final = re.compile(
+    r"[,;]\s*(?:(?:so|and|but)\s+)?(?=(?:please|pls|plz|kindly)\b)", re.I
+)
 
 
 def _statement(text: str) -> str | None:
@@ -365,11 +370,13 @@ _OWN_CHANGE: Final = re.compile(
     r"\b(?:i|we|they)(?:'ve|'d| have| had)?\s+(?:\w+ed|set|put|got|cut|upped)\s+"
     r"(?:(?:the|my|our|their)\s+)?(?!(?:it|that|this|them|those|these)\b)[a-z][\w-]*\s+"
     r"(?:[\w'-]+\s+){0,3}?(?:to|from)\s+(?:[A-Za-z]{3,9}\s+)?\S*\d"  # "to September 19"
-    # or a change still to make, to a thing named with its determiner: "she asked to move
-    # the monitoring visit from the 25th to April 1"
+    # or a change still to make, to a thing named with its determiner or its owner: "she
+    # asked to move the monitoring visit from the 25th to April 1", "she wants to move next
+    # year's yearbook from Jostens to Walsworth" (a value, or a name)
     r"|\b(?:to|will|'ll|can|could|would)\s+(?:move|push|change|shift|bump|raise|lower|drop"
-    r"|extend|cut|set)\s+(?:the|my|our|their|his|her)\s+[a-z][\w'’-]*\s+"
-    r"(?:[\w'-]+\s+){0,4}?(?:to|from)\s+(?:the\s+)?(?:[A-Za-z]{3,9}\s+)?\S*\d",
+    r"|extend|cut|set|switch)\s+(?:(?:the|my|our|their|his|her)\s+|(?:[a-z]+\s+)?[a-z]+['’]s\s+)"
+    r"[a-z][\w'’-]*\s+(?:[\w'-]+\s+){0,4}?(?:to|from)\s+"
+    r"(?:(?:the\s+)?(?:[A-Za-z]{3,9}\s+)?\S*\d|(?-i:[A-Z])[\w&'’-]+)",
     re.I,
 )
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 from reverie.rules.claims import IRREGULAR_PAST
 from reverie.rules.extraction import Tag, Weight, standing_request, weight
 from reverie.rules.identity import STYLE, name_in, timezone_in
-from reverie.rules.similarity import STOPWORDS, is_value, measure_units, stem, tokens
+from reverie.rules.similarity import CALENDAR, STOPWORDS, is_value, measure_units, stem, tokens
 from reverie.rules.supersede import keys, parse, subject_phrase
 from reverie.rules.value_slots import names, words_of
 
@@ -85,14 +85,32 @@ _SWITCH = re.compile(_SWITCHED + r"\s+(?:(?i:the)\s+)?[\"'“]?(?:[A-Z][\w.+-]*|
 _SWITCH_UNCAPITALISED = re.compile(_SWITCHED + r"\s+(?P<name>[a-z][\w.+-]*)")
 
 
+# a change between two named things, said with a verb of change: "move next year's
+# yearbook from Jostens to Walsworth" (not "I drove from Leeds to York")
+_FROM_NAME_TO_NAME = re.compile(
+    r"\b(?i:switch|mov|migrat|chang|transferr?|port)\w*\s+(?:[\w'’-]+\s+){0,5}?"
+    r"from\s+(?:[A-Z][\w&'’.-]*\s+){1,3}?to\s+(?:the\s+)?[A-Z][\w&'’.-]*"
+)
+
+
 def _switch(text: str) -> bool:
-    if _SWITCH.search(text):
+    if _SWITCH.search(text) or _named_change(text):
         return True
     if any(c.isupper() for c in text):
         return False  # a writer who capitalises capitalises names
     return any(
         found["name"] not in FUNCTION_WORDS for found in _SWITCH_UNCAPITALISED.finditer(text)
     )
+
+
+def _named_change(text: str) -> bool:
+    """ "from Jostens to Walsworth": both ends named, neither a weekday or a month alone
+    ("from Monday to Friday" is a span of time, not a change of holder)."""
+    for found in _FROM_NAME_TO_NAME.finditer(text):
+        ends = re.findall(r"[A-Z][\w&'’.-]*", found.group(0))
+        if not all(e.lower().rstrip(".") in CALENDAR for e in ends):
+            return True
+    return False
 
 
 # "Wholesaler is now Hollander Flowers": a thing's new holder, named
