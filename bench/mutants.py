@@ -671,6 +671,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_extraction_real.py::test_a_change_from_one_name_to_another_is_a_switch",),
     ),
     Mutant(
+        "numeric-key",
+        "reverie/rules/secret_formats.py",
+        "(?i:\\b(?:host|licen[cs]e|product|activation|unlock|recovery|admin)\\s+key\\b)",
+        "(?i:\\bnever-said-key\\b)",
+        "a host or licence key that is a number is kept",
+        ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -168,6 +168,7 @@ def test_labelled_set_caught_and_false_positives() -> None:
         # pause
         ("front door is a schlage encode, I made Rosa a user code, 8142.", "access-code"),
         ("front door is a schlage, the user code is 8142", "access-code"),
+        ("The host key for our university licence is 731904", "access-code"),
         (
             "staff keep asking for the guest wifi password. its Kx9#mPLw2 and I'm sick of it",
             "password-assignment",
@@ -227,6 +228,8 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         # a box, a pause, then a year, a count or a quantity
         "the key safe by the side gate, 2019.",
         "the door to the office has the area code 0161 on it",
+        "the product key sticker is on the box from 2019",
+        "the host key ring has 4 keys on it",
         "the password manager is great, its 1Password 8 now",
         "forgot my password - it's fine, reset link worked",
         "I reset my password yesterday, it's working fine now",

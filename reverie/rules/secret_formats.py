@@ -399,6 +399,13 @@ _RULES: Final = (
         r"[^.\n]{0,20}?\s[\w.@+-]{2,64}\s*[/|:]\s*(?P<v>[^\s\"'`,;<]{6,64})",
         lambda v: strong(v.rstrip(".!?")),
     ),
+    _rule(  # a key that is a number: "The host key for our university licence is 731904"
+        "access-code",
+        RANK_SHAPE,
+        "key",
+        r"(?i:\b(?:host|licen[cs]e|product|activation|unlock|recovery|admin)\s+key\b)"
+        r"[^.!?\n]{0,60}?\s(?i:is|=|:)\s*(?P<v>\d{4,12})(?![\w.:/-]|,\d)",
+    ),
     _rule(  # a password named, then said as "it" right after a pause: "the guest wifi
         # password. its Kx9#mPLw2 and I'm sick of writing it on post-its"
         "password-assignment",

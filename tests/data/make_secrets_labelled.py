@@ -562,6 +562,7 @@ TENTH: list[tuple[str, str]] = [
         "access-code",
     ),
     ("front door is a schlage encode, I made Rosa a user code, 8142.", "access-code"),
+    ("The host key for our university licence is 731904", "access-code"),
     (
         "reception keep asking me for the guest wifi password. its Kx9#mPLw2 and I'm sick of "
         "writing it on post-its.",
@@ -576,6 +577,7 @@ TENTH_NEGATIVES: list[str] = [
     "The door was repainted in May. The code is 2024 for the annual report.",
     "the door to the office has the area code 0161 on it",
     "the password manager is great, its 1Password 8 now",
+    "the product key sticker is on the box from 2019",
 ]
 
 HELD_OUT_NEGATIVES: list[str] = [
