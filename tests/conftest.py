@@ -4,7 +4,7 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import closing, contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +164,14 @@ def ok(result: dict[str, Any], decision: str) -> dict[str, Any]:
     assert result["decision"] == decision, result
     return result
 
+
+async def added_apart(
+    ns: reverie.Namespace, clock: ManualClock, days: int, *calls: tuple[str, dict[str, Any]]
+) -> None:
+    """Each (tool, args) call answered ADD, in one session, ``days`` apart: an older and a
+    newer saying, for what search does with the two."""
+    async with ns.session("s") as s:
+        for i, (tool, args) in enumerate(calls):
+            if i:
+                clock.advance(timedelta(days=days))
+            ok(await s.call_tool(tool, args), "ADD")

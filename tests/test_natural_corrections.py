@@ -27,7 +27,7 @@ from reverie.rules.supersede import (
 from reverie.rules.value_slots import changes_asked, differences, restates_all
 from reverie.stores import ledger, timeline
 from reverie.stores.records import LedgerRecord
-from tests.conftest import ok
+from tests.conftest import added_apart, ok
 
 NATURAL = [
     # a subject whose first word ends in "-ing" ("billing") is no activity: only a word
@@ -593,16 +593,14 @@ async def test_a_denial_of_a_summary_s_value_ranks_above_the_summary(
     )
     denial = "Flooring: refinishing the original red oak instead of LVP, quoted $3,100"
     ns = rv.namespace("a")
-    async with ns.session("s") as s:
-        ok(
-            await s.call_tool("topic", {"action": "save", "topic": "kitchen", "content": summary}),
-            "ADD",
-        )
-        clock.advance(timedelta(days=10))
-        ok(
-            await s.call_tool("topic", {"action": "save", "topic": "floor", "content": denial}),
-            "ADD",
-        )
+    save = {"action": "save"}
+    await added_apart(
+        ns,
+        clock,
+        10,
+        ("topic", {**save, "topic": "kitchen", "content": summary}),
+        ("topic", {**save, "topic": "floor", "content": denial}),
+    )
     hits = [h.text for h in await ns.search("what are we doing for the kitchen floor", k=5)]
     assert hits.index(denial) < hits.index(summary)
     assert denies_held(denial, summary) and not supersedes(denial, summary)
@@ -731,13 +729,13 @@ async def test_a_switch_to_a_name_ranks_above_the_name_it_replaced(
     rv: reverie.Reverie, clock: reverie.ManualClock
 ) -> None:
     ns = rv.namespace("a")
-    async with ns.session("s") as s:
-        ok(
-            await s.call_tool("memory", {"action": "add", "target": "memory", "content": SQUARE}),
-            "ADD",
-        )
-        clock.advance(timedelta(days=20))
-        ok(await s.call_tool("topic", {"action": "save", "topic": "shop", "content": SUMUP}), "ADD")
+    await added_apart(
+        ns,
+        clock,
+        20,
+        ("memory", {"action": "add", "target": "memory", "content": SQUARE}),
+        ("topic", {"action": "save", "topic": "shop", "content": SUMUP}),
+    )
     query = "what card reader / payment system does the shop take cards with"
     hits = [h.text for h in await ns.search(query, k=5)]
     assert hits.index(SUMUP) < hits.index(SQUARE)
