@@ -679,6 +679,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
     ),
     Mutant(
+        "switch-renamed",
+        "reverie/rules/routing.py",
+        "|transferr?|port|renam)",
+        "|transferr?|port)",
+        "a thing renamed is no switch to a named value",
+        (
+            "tests/test_extraction_real.py::test_a_switch_written_without_capitals_names_what_it_switched_to",
+        ),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -992,6 +992,7 @@ def test_a_thing_s_state_said_as_current_is_kept(text: str, kept: bool) -> None:
     [
         ("She also wants to move next year's yearbook from Jostens to Walsworth", True),
         ("we switched payroll from Gusto to Rippling last month", True),
+        ("We renamed the project to Lanterna last week", True),
         ("I drove from Leeds to York on Sunday", False),  # no verb of change
     ],
 )
@@ -1006,6 +1007,7 @@ def test_a_change_from_one_name_to_another_is_a_switch(text: str, kept: bool) ->
         ("also switched to napa for parts.", True),
         ("switched back to oatly, the baristas missed it", True),
         ("we moved the standup to weekly", True),
+        ("so were renaming to lanterna.", True),
         # a writer who capitalises capitalises names: a lowercase word is no name then
         ("I switched to decaf on Monday", False),
         # a function word after the switch names nothing

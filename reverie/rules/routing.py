@@ -72,7 +72,8 @@ _NAMED = re.compile(
 # a switch to a named thing: "we switched to SumUp", "going with Ciclomundo from now on",
 # "replaced Jenkins with GitHub Actions" (the new value is a proper or product name)
 _SWITCHED = (
-    r"\b(?:(?i:switch|mov|migrat|chang|upgrad|downgrad|transferr?|port)\w*\s+(?:[\w'-]+\s+){0,4}?"
+    r"\b(?:(?i:switch|mov|migrat|chang|upgrad|downgrad|transferr?|port|renam)\w*\s+"
+    r"(?:[\w'-]+\s+){0,4}?"
     r"(?i:to|onto)|(?i:go|going|went|stick|sticking|settled?)\s+with|(?i:replac|swapp?)\w*\s+"
     r"(?:[\w'-]+\s+){0,4}?(?i:with|for|by)|(?i:dropp?|ditch)\w*\s+(?:[\w'-]+\s+){0,4}?for"
     r"|(?i:settled|decided|landed|agreed)\s+on|(?i:opted|opting)\s+for"
