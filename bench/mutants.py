@@ -689,6 +689,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "pin-in-brackets",
+        "reverie/rules/secret_formats.py",
+        "(?i:\\b(?:pin|passcode)\\b)\\s*[(\\[]",
+        "(?i:\\bnever-said-pin\\b)\\s*[(\\[]",
+        "a PIN said in brackets after its name is kept",
+        ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -169,6 +169,7 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ("front door is a schlage encode, I made Rosa a user code, 8142.", "access-code"),
         ("front door is a schlage, the user code is 8142", "access-code"),
         ("The host key for our university licence is 731904", "access-code"),
+        ("i had to give zara my card, told her the pin (6093) over text lol.", "access-code"),
         (
             "staff keep asking for the guest wifi password. its Kx9#mPLw2 and I'm sick of it",
             "password-assignment",
@@ -229,6 +230,7 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "the key safe by the side gate, 2019.",
         "the door to the office has the area code 0161 on it",
         "the product key sticker is on the box from 2019",
+        "the PIN pad (model 4400x) is broken again",
         "the host key ring has 4 keys on it",
         "the password manager is great, its 1Password 8 now",
         "forgot my password - it's fine, reset link worked",

@@ -399,6 +399,12 @@ _RULES: Final = (
         r"[^.\n]{0,20}?\s[\w.@+-]{2,64}\s*[/|:]\s*(?P<v>[^\s\"'`,;<]{6,64})",
         lambda v: strong(v.rstrip(".!?")),
     ),
+    _rule(  # a PIN said in brackets after its name: "told her the pin (6093) over text"
+        "access-code",
+        RANK_SHAPE,
+        "pin passcode",
+        r"(?i:\b(?:pin|passcode)\b)\s*[(\[]\s*(?P<v>[#*]?\d{4,8}[#*]?)\s*[)\]]",
+    ),
     _rule(  # a key that is a number: "The host key for our university licence is 731904"
         "access-code",
         RANK_SHAPE,

@@ -564,6 +564,11 @@ TENTH: list[tuple[str, str]] = [
     ("front door is a schlage encode, I made Rosa a user code, 8142.", "access-code"),
     ("The host key for our university licence is 731904", "access-code"),
     (
+        "my bank app locked me out and i had to give zara my card to get cash out for me, "
+        "told her the pin (6093) over text lol.",
+        "access-code",
+    ),
+    (
         "reception keep asking me for the guest wifi password. its Kx9#mPLw2 and I'm sick of "
         "writing it on post-its.",
         "password-assignment",
