@@ -697,6 +697,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
     ),
     Mutant(
+        "turns-off",
+        "reverie/stores/turns.py",
+        "        if fcntl is None:  # pragma: no cover\n            return None\n",
+        "        return None\n",
+        "writers of many processes wait by SQLite's backoff polling, not in arrival order",
+        ("tests/test_multiprocess.py::test_writers_of_many_processes_are_served_in_arrival_order",),
+    ),
+    Mutant(
         "diagnostic-line",
         "reverie/rules/blocks.py",
         "    if _DIAGNOSTIC.match(line):\n        return True",

@@ -124,9 +124,12 @@ def overtakes(calls: list[tuple[float, int]]) -> list[int]:
 async def test_writers_of_many_processes_are_served_in_arrival_order(tmp_path: Path) -> None:
     """Fair waiting (D16): served in arrival order, a call is overtaken only by the groups
     of the other P−1 processes queued before its own group, ≤ (P−1)·S later calls (S
-    sessions each); the bound allows as many again for hand-over races (flock is close to,
-    not strictly, FIFO). SQLite's backoff polling alone lets 100–170 later calls overtake
-    one here; random-order polling of the lock, 30–40."""
+    sessions each), and so are 95 % of the calls here. A call's start is taken before its
+    process reaches the lock, so a process the scheduler stalls (4 writers on 2 cores) sees
+    its waiting calls overtaken more: the worst call gets 4·(P−1)·S. Measured (2 cores):
+    with turns, worst 7–13 and 95th percentile 2–8 (two CPU hogs beside them included; one
+    CI run saw a worst of 42); without turns (SQLite's backoff polling), worst 70–108 and
+    95th percentile 22–54 — the mutant `turns-off` fails both bounds."""
     procs, sessions, calls = 4, 4, 15
     home, go = tmp_path / "home", tmp_path / "go"
     async with reverie.open(home):
@@ -149,8 +152,9 @@ async def test_writers_of_many_processes_are_served_in_arrival_order(tmp_path: P
     assert len(made) == procs * sessions * calls
     with read_db(home) as conn:
         seq = dict(conn.execute("SELECT entry_id, min(seq) FROM ledger GROUP BY entry_id"))
-    worst = max(overtakes([(start, seq[entry_id]) for start, entry_id in made]))
-    assert worst <= 2 * (procs - 1) * sessions
+    ranked = sorted(overtakes([(start, seq[entry_id]) for start, entry_id in made]))
+    assert ranked[int(0.95 * len(ranked))] <= (procs - 1) * sessions, ranked
+    assert ranked[-1] <= 4 * (procs - 1) * sessions, ranked
 
 
 HOLD_TURN = """import fcntl, os, sys, time
