@@ -448,26 +448,6 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
     ),
     Mutant(
-        "denied-held",
-        "reverie/rules/value_slots.py",
-        "    if _denies_held(fresh, old_slots, former):\n        return True",
-        "",
-        "a value denied by name, of a summary, does not put the denial first",
-        (
-            "tests/test_natural_corrections.py::test_a_denied_value_of_a_summary_orders_search_and_hides_nothing",
-        ),
-    ),
-    Mutant(
-        "denied-held-unit",
-        "reverie/rules/value_slots.py",
-        "        and unit == old_unit\n",
-        "",
-        "a denied value of another unit counts as the one replaced",
-        (
-            "tests/test_natural_corrections.py::test_a_denied_value_of_a_summary_orders_search_and_hides_nothing",
-        ),
-    ),
-    Mutant(
         "denial-hides-summary",
         "reverie/rules/supersede.py",
         " and not holds_others(new_text, old_text):",
@@ -665,7 +645,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "named-change-verb",
         "reverie/rules/routing.py",
-        '    r"\\b(?i:switch|mov|migrat|chang|transferr?|port)\\w*\\s+(?:[\\w\'’-]+\\s+){0,5}?"\n',
+        '    rf"\\b{_CHANGE_VERB}\\s+(?:[\\w\'’-]+\\s+){{0,5}}?"\n',
         '    r"\\b"\n',
         "any 'from <Name> to <Name>' is a switch, with no verb of change",
         ("tests/test_extraction_real.py::test_a_change_from_one_name_to_another_is_a_switch",),

@@ -473,6 +473,15 @@ def _routed(text: str) -> Route:
     return route(text, Tag.EVENT, speaker="user", topics=[], max_topics=8)
 
 
+def _kept_as(text: str, reason: str, kept: bool) -> None:
+    """A user's statement is routed to a topic for ``reason`` (kept), or not for it."""
+    routed = _routed(text)
+    if kept:
+        assert (routed.home, routed.reason) == (Home.TOPIC, reason), routed
+    else:
+        assert routed.reason != reason, routed
+
+
 def test_people_channels_and_named_values_are_routed_to_topics() -> None:
     for text in (
         "ciso is grace",
@@ -980,11 +989,7 @@ def _routed_as(found: Candidate) -> Route:
 def test_a_thing_s_state_said_as_current_is_kept(text: str, kept: bool) -> None:
     """ "colette brennan has the jersey bag now": who holds, does or uses what, as of now,
     said of a subject of its own, is knowledge even without a value or a capital."""
-    routed = _routed(text)
-    if kept:
-        assert (routed.home, routed.reason) == (Home.TOPIC, "a state said as current"), routed
-    else:
-        assert routed.reason != "a state said as current", routed
+    _kept_as(text, "a state said as current", kept)
 
 
 @pytest.mark.parametrize(
@@ -997,8 +1002,7 @@ def test_a_thing_s_state_said_as_current_is_kept(text: str, kept: bool) -> None:
     ],
 )
 def test_a_change_from_one_name_to_another_is_a_switch(text: str, kept: bool) -> None:
-    routed = _routed(text)
-    assert (routed.reason == "a switch to a named value") is kept, routed
+    _kept_as(text, "a switch to a named value", kept)
 
 
 @pytest.mark.parametrize(
@@ -1020,11 +1024,7 @@ def test_a_change_from_one_name_to_another_is_a_switch(text: str, kept: bool) ->
 def test_a_switch_written_without_capitals_names_what_it_switched_to(text: str, kept: bool) -> None:
     """Casual chat is often all lowercase ("also switched to napa for parts"): the writer
     gives no capitals, so the word after the switch is the named value."""
-    routed = _routed(text)
-    if kept:
-        assert (routed.home, routed.reason) == (Home.TOPIC, "a switch to a named value"), routed
-    else:
-        assert routed.reason != "a switch to a named value", routed
+    _kept_as(text, "a switch to a named value", kept)
 
 
 @pytest.mark.parametrize(

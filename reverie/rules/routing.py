@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, Final
 
 from reverie.rules.claims import IRREGULAR_PAST
@@ -71,8 +72,9 @@ _NAMED = re.compile(
 )
 # a switch to a named thing: "we switched to SumUp", "going with Ciclomundo from now on",
 # "replaced Jenkins with GitHub Actions" (the new value is a proper or product name)
+_CHANGE_VERB = r"(?i:switch|mov|migrat|chang|upgrad|downgrad|transferr?|port|renam)\w*"
 _SWITCHED = (
-    r"\b(?:(?i:switch|mov|migrat|chang|upgrad|downgrad|transferr?|port|renam)\w*\s+"
+    rf"\b(?:{_CHANGE_VERB}\s+"
     r"(?:[\w'-]+\s+){0,4}?"
     r"(?i:to|onto)|(?i:go|going|went|stick|sticking|settled?)\s+with|(?i:replac|swapp?)\w*\s+"
     r"(?:[\w'-]+\s+){0,4}?(?i:with|for|by)|(?i:dropp?|ditch)\w*\s+(?:[\w'-]+\s+){0,4}?for"
@@ -89,7 +91,7 @@ _SWITCH_UNCAPITALISED = re.compile(_SWITCHED + r"\s+(?P<name>[a-z][\w.+-]*)")
 # a change between two named things, said with a verb of change: "move next year's
 # yearbook from Jostens to Walsworth" (not "I drove from Leeds to York")
 _FROM_NAME_TO_NAME = re.compile(
-    r"\b(?i:switch|mov|migrat|chang|transferr?|port)\w*\s+(?:[\w'’-]+\s+){0,5}?"
+    rf"\b{_CHANGE_VERB}\s+(?:[\w'’-]+\s+){{0,5}}?"
     r"from\s+(?:[A-Z][\w&'’.-]*\s+){1,3}?to\s+(?:the\s+)?[A-Z][\w&'’.-]*"
 )
 
@@ -126,9 +128,9 @@ def switched_from(new_text: str, old_text: str) -> bool:
     a word of what they share beside it ("… go through a Square reader …", "wholesale
     flowers from the Van Vliet truck"): for search, the newer one is the current one. Which
     name it replaced is not known, so this orders hits and never supersedes anything."""
-    said = [s for s in _SENTENCE_END.split(new_text) if _switch(s) or _IS_NOW_NAMED.search(s)]
     theirs = names(old_text) - names(new_text)
-    if not said or not theirs:
+    ours = _switch_words(new_text) if theirs else frozenset()
+    if not ours:
         return False
     words = tokens(old_text)
     near = {
@@ -138,8 +140,15 @@ def switched_from(new_text: str, old_text: str) -> bool:
         for j in range(max(0, i - _NEAR_NAME), min(len(words), i + _NEAR_NAME + 1))
         if words[j] not in theirs
     }
-    ours = frozenset().union(*(words_of(sentence) for sentence in said))  # the switch's own
     return any(_related(a, stem(b)) for a in ours for b in near if b.isalpha() and len(b) > 2)
+
+
+@lru_cache(maxsize=4096)
+def _switch_words(text: str) -> frozenset[str]:
+    """The words of the sentences of ``text`` that say a switch to a named thing (none: no
+    switch). Search compares one hit with each of the others: asked once per hit."""
+    said = [s for s in _SENTENCE_END.split(text) if _switch(s) or _IS_NOW_NAMED.search(s)]
+    return frozenset().union(*(words_of(sentence) for sentence in said))
 
 
 def _related(a: str, b: str) -> bool:

@@ -163,8 +163,6 @@ def changes_value(new_text: str, old_text: str) -> bool:
         return False
     if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
         return False  # a new identifier beside a new value names another thing ("web-2 … 8002")
-    if _denies_held(fresh, old_slots, former):
-        return True  # "5 bridesmaids now not 6" of "6 bridesmaids bouquets, 8 buttonholes"
     if not (said or _same_claim(new_text, old_text) or _sets_state(new_text, old_text)):
         if not any(_names_attribute(new_text, old_text, v) for v, _, _ in fresh):
             return False
@@ -189,21 +187,6 @@ def changes_value(new_text: str, old_text: str) -> bool:
     if _other_kind(new_text, old_text, words & whole):
         return False  # "The car insurance renewal …" / "The home insurance renewal …"
     return _same_slot(fresh[0], (value, near | whole, unit), words, max(need, 2))
-
-
-def _denies_held(fresh: list[Slot], old_slots: tuple[Slot, ...], former: set[str]) -> bool:
-    """The new text denies a value the old one holds and gives its replacement, of the
-    same kind and with the same unit word ("5 bridesmaids now not 6" / "6 bridesmaids
-    bouquets"): the old value is named, so the unit alone shows what it was a value of. A
-    bare number needs its unit; a denied value the old text does not hold proves nothing."""
-    return any(
-        old_value in former
-        and unit == old_unit
-        and (unit or shape(value) != "number")
-        and slot_shape(value, unit) == slot_shape(old_value, old_unit)
-        for value, _, unit in fresh
-        for old_value, _, old_unit in old_slots
-    )
 
 
 # a count with the thing counted, said alone ("209 candidates now", "46 beds."): the thing
