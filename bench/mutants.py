@@ -249,6 +249,22 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_bus.py::test_mailbox_is_bounded_and_applies_back_pressure",),
     ),
     Mutant(
+        "ask-here-drops-queued",
+        "reverie/bus/bus.py",
+        "if box.pending and started:",
+        "if False:",
+        "what others sent an actor while an ask ran on the asker's task is dropped",
+        ("tests/test_bus.py::test_messages_sent_during_an_ask_here_queue_behind_it_in_order",),
+    ),
+    Mutant(
+        "ask-here-no-mailbox",
+        "reverie/bus/bus.py",
+        "if here and (kind, message.namespace) not in self._mailboxes:",
+        "if here:",
+        "an ask on the asker's task overtakes the messages queued in the actor's mailbox",
+        ("tests/test_bus.py::test_an_ask_here_to_a_busy_actor_goes_through_its_mailbox",),
+    ),
+    Mutant(
         "supersede-same-relation",
         "reverie/rules/supersede.py",
         "and new.relation == old.relation",

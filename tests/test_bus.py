@@ -32,6 +32,7 @@ class Recorder(Actor):
     handles = (Ping,)
     log: list[tuple[str, Any]] = []
     gate: anyio.Event | None = None
+    entered: list[int] = []  # each message's value as its handling begins (before the gate)
     switch_on = True
 
     @property
@@ -44,6 +45,7 @@ class Recorder(Actor):
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
         assert isinstance(message, Ping)
+        Recorder.entered.append(message.value)
         if Recorder.gate is not None:
             await Recorder.gate.wait()
         if message.value < 0:
@@ -59,6 +61,7 @@ class Recorder(Actor):
 def reset() -> None:
     Recorder.log = []
     Recorder.gate = None
+    Recorder.entered = []
     Recorder.switch_on = True
 
 
@@ -215,3 +218,144 @@ async def test_an_offer_never_waits_for_a_full_mailbox(spans: Any) -> None:
         await bus.wait_idle()
         assert bus.statistics() == {}
     assert [x[1] for x in Recorder.log if x[0] == "got"] == [1, 2]
+
+
+@dataclass(frozen=True, slots=True)
+class Where(Message):
+    pass
+
+
+class Task(Actor):
+    """Records the task each message ran on."""
+
+    name = "task"
+    handles = (Where,)
+    tasks: list[int] = []
+
+    async def on_receive(self, envelope: Envelope) -> Any:
+        Task.tasks.append(anyio.get_current_task().id)
+        return None
+
+
+async def test_an_ask_here_runs_on_the_askers_task_with_the_actors_hooks_and_span(
+    spans: Any,
+) -> None:
+    """An ask ``here`` to an actor with no mailbox open runs on the asker's own task (no
+    task spawned), yet everything the bus gives an actor is there: ``on_start`` and
+    ``on_stop``, its span, and its mailbox gone once it answered."""
+    _, exporter = spans
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        bus.subscribe("task", (Where,), Task)
+        Task.tasks = []
+        await bus.ask(Where("b"))  # a plain ask: on a task of the actor's own
+        await bus.ask(Where("b"), here=True)
+        assert await bus.ask(Ping("a", 4), here=True) == 8
+        assert bus.statistics() == {}  # stopped before the ask returned, no wait_idle
+    assert Task.tasks[1] == anyio.get_current_task().id != Task.tasks[0]
+    assert Recorder.log == [("start", "a"), ("got", 4), ("stop", "a")]
+    names = [s.name for s in exporter.get_finished_spans()]
+    assert names == ["reverie.task Where", "reverie.task Where", "reverie.recorder Ping"]
+
+
+async def test_messages_sent_during_an_ask_here_queue_behind_it_in_order(spans: Any) -> None:
+    """What others send the actor while an ask ``here`` runs waits in its mailbox, is
+    handled after it in order by a task of the actor's own, with one ``on_start`` and one
+    ``on_stop`` for all of them; ``wait_idle`` waits for the ask too."""
+    Recorder.gate = anyio.Event()
+    answers: list[int] = []
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+
+        async def asker() -> None:
+            answers.append(await bus.ask(Ping("a", 1), here=True))
+
+        tg.start_soon(asker)
+        await anyio.wait_all_tasks_blocked()  # the ask is on the gate, in the asker's task
+        await bus.tell(Ping("a", 2))
+        await bus.tell(Ping("a", 3))
+        assert bus.statistics() == {"recorder:a": 3}
+        idle = anyio.Event()
+
+        async def waiter() -> None:
+            await bus.wait_idle()
+            idle.set()
+
+        tg.start_soon(waiter)
+        await anyio.wait_all_tasks_blocked()
+        assert not idle.is_set()  # the ask here holds the mailbox open
+        Recorder.gate.set()
+        with anyio.fail_after(5):
+            await idle.wait()
+    assert answers == [2]
+    assert Recorder.log == [("start", "a"), ("got", 1), ("got", 2), ("got", 3), ("stop", "a")]
+
+
+async def test_an_ask_here_cancelled_mid_work_stops_the_actor_and_leaves_the_bus_idle(
+    spans: Any,
+) -> None:
+    """The asker's cancellation is the work's: the actor is stopped (``on_stop`` runs,
+    shielded), its mailbox goes, the bus is idle; the next message starts it afresh."""
+    Recorder.gate = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        with anyio.CancelScope() as scope:
+            tg.start_soon(_cancel_when_blocked, scope)
+            await bus.ask(Ping("a", 1), here=True)
+        assert scope.cancelled_caught
+        assert bus.statistics() == {}
+        with anyio.fail_after(5):
+            await bus.wait_idle()
+        Recorder.gate = None
+        assert await bus.ask(Ping("a", 2), here=True) == 4
+    assert Recorder.log == [
+        ("start", "a"),
+        ("stop", "a"),
+        ("start", "a"),
+        ("got", 2),
+        ("stop", "a"),
+    ]
+
+
+async def _cancel_when_blocked(scope: anyio.CancelScope) -> None:
+    await anyio.wait_all_tasks_blocked()
+    scope.cancel()
+
+
+async def test_an_ask_here_to_a_busy_actor_goes_through_its_mailbox(spans: Any) -> None:
+    """With a mailbox open (the actor busy on its own task), an ask ``here`` queues like
+    any ask, and its answer comes back in order."""
+    Recorder.gate = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        await bus.tell(Ping("a", 1))
+        answers: list[int] = []
+
+        async def asker() -> None:
+            answers.append(await bus.ask(Ping("a", 2), here=True))
+
+        tg.start_soon(asker)
+        await anyio.wait_all_tasks_blocked()
+        assert bus.statistics() == {"recorder:a": 2}
+        assert Recorder.entered == [1]  # the ask waits its turn behind the first message
+        Recorder.gate.set()
+    assert answers == [4]
+    assert [x[1] for x in Recorder.log if x[0] == "got"] == [1, 2]
+
+
+async def test_an_ask_here_meets_the_kill_switch_the_failure_path_and_a_closed_bus(
+    spans: Any,
+) -> None:
+    async with anyio.create_task_group() as tg:
+        bus = make_bus(tg, spans)
+        with pytest.raises(InternalError, match="negative"):  # only reverie's tree
+            await bus.ask(Ping("a", -1), here=True)
+        assert bus.failures == 1 and bus.statistics() == {}
+        Recorder.switch_on = False
+        with pytest.raises(ActorDisabled):
+            await bus.ask(Ping("a", 1), here=True)
+        Recorder.switch_on = True
+        await bus.close()
+        with pytest.raises(ClosedError):
+            await bus.ask(Ping("a", 1), here=True)
+    assert [x for x in Recorder.log if x[0] == "got"] == []

@@ -23,7 +23,6 @@ each stage in its own savepoint.
 
 from __future__ import annotations
 
-import math
 import os
 import sqlite3
 import uuid
@@ -174,7 +173,7 @@ class Reviewer(Actor, Clocked):
         """One stage's turn: its outcome, or None (disabled, failed, over budget), reported
         either way; the pass goes on whatever the stage did."""
         try:
-            outcome: StageOutcome = await self.bus.ask(ask, timeout_s=math.inf)
+            outcome: StageOutcome = await self.bus.ask(ask, here=True)
         except ActorDisabled:
             reports.append(StageReport(name, "disabled"))
             return None

@@ -49,6 +49,7 @@ class OverBudget(TimeoutError):
 class _Mailbox:
     send: MemoryObjectSendStream[Envelope]
     receive: MemoryObjectReceiveStream[Envelope]
+    actor: Actor
     pending: int = 0
     asks: list[Reply] = field(default_factory=list)
 
@@ -98,15 +99,24 @@ class Bus:
             await self._deliver(kind, factory, envelope)
         return len(routes)
 
-    async def ask(self, message: Message, timeout_s: float | None = None) -> Any:
-        """Send to the one subscriber of the message's type and wait for its answer."""
+    async def ask(
+        self, message: Message, timeout_s: float | None = None, *, here: bool = False
+    ) -> Any:
+        """Send to the one subscriber of the message's type and wait for its answer.
+
+        ``here``: the asker waits as long as it takes and is itself an actor, in the
+        runtime's task group (the reviewer asking a stage for its turn). When the actor has
+        no mailbox open, the message then runs on the asker's task (see :meth:`_ask_here`)."""
         routes = self._routes.get(type(message), [])
         if len(routes) != 1:
             raise ReverieError(f"{type(message).__name__} needs exactly one subscriber")
         kind, factory = routes[0]
         reply = Reply()
-        await self._deliver(kind, factory, Envelope(message, reply=reply))
-        budget = timeout_s or self._settings.ask_timeout_s
+        envelope = Envelope(message, reply=reply)
+        budget = math.inf if here else timeout_s or self._settings.ask_timeout_s
+        if here and (kind, message.namespace) not in self._mailboxes:
+            return await self._ask_here(kind, factory, envelope)
+        await self._deliver(kind, factory, envelope)
         try:
             if budget == math.inf:  # the asker waits as long as it takes (no scope to run)
                 return await reply.wait()
@@ -153,9 +163,12 @@ class Bus:
             reached += 1
         return reached
 
-    def _mailbox(self, kind: str, factory: ActorFactory, envelope: Envelope) -> _Mailbox | None:
-        """The actor's mailbox for the envelope's namespace, its actor started when new;
-        None when the actor is disabled (an ask is failed so)."""
+    def _mailbox(
+        self, kind: str, factory: ActorFactory, envelope: Envelope, *, spawn: bool = True
+    ) -> _Mailbox | None:
+        """The actor's mailbox for the envelope's namespace, its actor made when new (and
+        started on a task of its own unless ``spawn`` is False: the caller runs it); None
+        when the actor is disabled (an ask is failed so)."""
         key = (kind, envelope.message.namespace)
         box = self._mailboxes.get(key)
         if box is not None:
@@ -166,12 +179,47 @@ class Bus:
                 envelope.reply.fail(ActorDisabled(f"{kind} is disabled by configuration"))
             return None
         send, receive = anyio.create_memory_object_stream[Envelope](self._settings.mailbox_size)
-        box = _Mailbox(send, receive)
+        box = _Mailbox(send, receive, actor=actor)
         self._mailboxes[key] = box
         if self._idle.is_set():
             self._idle = anyio.Event()
-        self._tg.start_soon(self._run, kind, key, actor, box)
+        if spawn:
+            self._tg.start_soon(self._run, kind, key, actor, box)
         return box
+
+    async def _ask_here(self, kind: str, factory: ActorFactory, envelope: Envelope) -> Any:
+        """The ask runs on the asker's task: no task to spawn, no mailbox round trip (four
+        of them a review pass). Everything else is the bus's as for any message: the
+        actor's kill switch, ``on_start`` / ``on_stop``, its span, budget and fail-silent
+        handling. Its mailbox is open meanwhile, so what others send the actor queues
+        behind the ask (and ``wait_idle`` waits for it); what queued is handed to a task of
+        the actor's own after it, in order. The asker's cancellation cancels the work, as
+        nothing but the asker waits for it."""
+        if self._closed:
+            raise ClosedError("the runtime is closing; no new messages are accepted")
+        key = (kind, envelope.message.namespace)
+        box = self._mailbox(kind, factory, envelope, spawn=False)
+        reply = envelope.reply
+        assert reply is not None
+        if box is None:
+            return await reply.wait()
+        box.pending += 1
+        box.asks.append(reply)
+        started = False
+        try:
+            if _overrides(box.actor, "on_start"):
+                await box.actor.on_start()
+            started = True
+            await self._handle(kind, box.actor, envelope)
+        finally:
+            box.pending -= 1
+            if reply.done:
+                box.asks.remove(reply)
+            if box.pending and started:  # others sent meanwhile: the actor's own task
+                self._tg.start_soon(self._run, kind, key, box.actor, box, True)
+            else:
+                await self._stop(kind, key, box.actor, box)
+        return await reply.wait()
 
     async def _deliver(self, kind: str, factory: ActorFactory, envelope: Envelope) -> None:
         if self._closed:
@@ -198,9 +246,11 @@ class Bus:
             del self._mailboxes[key]
         box.send.close()
 
-    async def _run(self, kind: str, key: tuple[str, str], actor: Actor, box: _Mailbox) -> None:
+    async def _run(
+        self, kind: str, key: tuple[str, str], actor: Actor, box: _Mailbox, started: bool = False
+    ) -> None:
         try:
-            if _overrides(actor, "on_start"):
+            if not started and _overrides(actor, "on_start"):
                 await actor.on_start()
             while box.pending:
                 try:
@@ -216,20 +266,25 @@ class Bus:
                     if envelope.reply is not None and envelope.reply.done:
                         box.asks.remove(envelope.reply)
         finally:
-            if self._mailboxes.get(key) is box:
-                del self._mailboxes[key]
-            box.send.close()
-            box.receive.close()
-            for reply in box.asks:
-                reply.fail(ClosedError(f"{kind} stopped before answering"))
-            if _overrides(actor, "on_stop"):
-                with anyio.CancelScope(shield=True):
-                    try:
-                        await actor.on_stop()
-                    except Exception as exc:  # fail-silent: never raise into the host
-                        log.warning("actor_stop_failed", actor=kind, error=repr(exc))
-            if not self._mailboxes:
-                self._idle.set()
+            await self._stop(kind, key, actor, box)
+
+    async def _stop(self, kind: str, key: tuple[str, str], actor: Actor, box: _Mailbox) -> None:
+        """The mailbox is empty (or its actor was cancelled): it goes, asks still listed are
+        failed, the actor's ``on_stop`` runs shielded."""
+        if self._mailboxes.get(key) is box:
+            del self._mailboxes[key]
+        box.send.close()
+        box.receive.close()
+        for reply in box.asks:
+            reply.fail(ClosedError(f"{kind} stopped before answering"))
+        if _overrides(actor, "on_stop"):
+            with anyio.CancelScope(shield=True):
+                try:
+                    await actor.on_stop()
+                except Exception as exc:  # fail-silent: never raise into the host
+                    log.warning("actor_stop_failed", actor=kind, error=repr(exc))
+        if not self._mailboxes:
+            self._idle.set()
 
     async def _handle(self, kind: str, actor: Actor, envelope: Envelope) -> None:
         message = envelope.message
