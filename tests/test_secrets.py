@@ -170,6 +170,10 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ("front door is a schlage, the user code is 8142", "access-code"),
         ("The host key for our university licence is 731904", "access-code"),
         ("i had to give zara my card, told her the pin (6093) over text lol.", "access-code"),
+        # a plain lock of a place; a PIN in brackets as "it"; a code ending its sentence
+        ("the lock on the honey house is 2719, same as the shed one", "access-code"),
+        ("got a new PIN for the joint account (it's 5830) so it's changed", "access-code"),
+        ("the gate on the side door is 4471.", "access-code"),
         (
             "staff keep asking for the guest wifi password. its Kx9#mPLw2 and I'm sick of it",
             "password-assignment",
@@ -236,6 +240,10 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "forgot my password - it's fine, reset link worked",
         "I reset my password yesterday, it's working fine now",
         "the lockbox arrived on Monday, 3 days late.",
+        "the lock on the orders table is 3000 rows",
+        "the lock for the migration is 5000 ms",
+        "the lock on the shed is from 2019",
+        "the lockbox on the side door is 4471.5 inches wide",
         "the combination for the gym lockers changed, 40 people use them",
         # a lock, then a later "code" that is a year or a length
         "The door was repainted in May. The code is 2024 for the annual report.",

@@ -176,7 +176,7 @@ _TOKENISH = "key token secret cred"
 # a number followed by its unit is a quantity ("the gate is 1200 metres away"), not a code
 _NOT_A_QUANTITY = (
     r"(?!\s*(?:%|(?i:years?|yrs?|days?|weeks?|hours?|hrs?|minutes?|mins?|seconds?|secs?|am|pm"
-    r"|kg|lbs?|km|miles?|m|ft|feet|foot|cm|mm|sq|square|metres?|meters?|dollars?|euros?"
+    r"|kg|lbs?|km|miles?|m|ms|ft|feet|foot|cm|mm|sq|square|metres?|meters?|dollars?|euros?"
     r"|pounds?|people|guests|users|items|units|words|pages|rpm|watts?|w|kw|v|volts?)\b))"
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -327,11 +327,16 @@ _RULES: Final = (
         # box's code may look like a year ("lockbox … is 1937"), a door's or gate's may not
         "access-code",
         RANK_SHAPE,
-        "lockbox box keypad padlock alarm gate door safe garage locker",
-        rf"(?i:\b(?:(?P<box>{_BOX_WORDS})|{_OPENED_WORDS})\b)"
+        "lock box keypad alarm gate door safe garage",
+        # a plain lock only as the lock of a place, its code ending the clause: "the lock
+        # on the honey house is 2719" (not "the lock on the orders table is 3000 rows")
+        rf"(?i:\b(?:(?P<box>{_BOX_WORDS})|{_OPENED_WORDS}|(?P<plain>locks?)(?=\s+(?:on|for|of|at)\s))\b)"
         r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?(box)|(?![#*]?(?:19|20)\d\d(?!\d)))"
-        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w.:/-]|,\d|\s+[A-Z][a-z])" + _NOT_A_QUANTITY,
+        # the value ends there: no decimal, name, path or street after it ("4471.")
+        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w:/-]|[.,]\w|\s+[A-Z][a-z])"
+        + _NOT_A_QUANTITY
+        + rf"(?(plain){_CODE_ENDS})",
     ),
     _rule(  # a box's code after a pause, ending its sentence: "a key safe by the side
         # gate, 4471."
@@ -441,13 +446,15 @@ _RULES: Final = (
         + r"(?P<v>\d{4,8})\b"
         + _NOT_A_QUANTITY,
     ),
-    _rule(  # a PIN said later in its sentence: "… wanted a PIN to make changes on the
-        # account over the phone, it's 6604"
+    _rule(  # a PIN said later in its sentence, after a pause or in brackets: "… wanted a
+        # PIN to make changes on the account over the phone, it's 6604", "my new PIN (it's
+        # 5830)"
         "access-code",
         RANK_SHAPE,
         "pin passcode",
         r"(?i:\b(?:pin|pin code|pin number|passcode)\b)[^.!?\n\d]{0,80}?"
-        r",\s*(?i:it['\u2019]?s|it is|which is)\s+(?P<v>\d{4,8})\b(?![.,:/-]?\d)" + _NOT_A_QUANTITY,
+        r"[,(]\s*(?i:it['\u2019]?s|it is|which is)\s+(?P<v>\d{4,8})\b(?![.,:/-]?\d)"
+        + _NOT_A_QUANTITY,
         lambda v: not _YEAR.fullmatch(v),
     ),
     _rule(

@@ -572,7 +572,11 @@ TENTH: list[tuple[str, str]] = [
         "reception keep asking me for the guest wifi password. its Kx9#mPLw2 and I'm sick of "
         "writing it on post-its.",
         "password-assignment",
-    ),
+    ),  # a plain lock of a place, its code ending the clause; a PIN in brackets as "it"; a
+    # code ending its sentence (each stored by a set written elsewhere, fresh50)
+    ("the lock on the honey house is 2719, same as the shed one", "access-code"),
+    ("got a new PIN for the joint account (it's 5830) so the old one won't work", "access-code"),
+    ("the lockbox on the side door is 4471.", "access-code"),
 ]
 TENTH_NEGATIVES: list[str] = [
     "the key safe by the side gate, 2019.",
@@ -583,6 +587,11 @@ TENTH_NEGATIVES: list[str] = [
     "the door to the office has the area code 0161 on it",
     "the password manager is great, its 1Password 8 now",
     "the product key sticker is on the box from 2019",
+    "the lock on the orders table is 3000 rows",
+    "the lock for the migration is 5000 ms",
+    "the lock on the shed is from 2019",
+    "the PIN pad (it's 2019's model) broke again",
+    "the lockbox on the side door is 4471.5 inches wide",
 ]
 
 HELD_OUT_NEGATIVES: list[str] = [
