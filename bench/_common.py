@@ -18,6 +18,7 @@ def data_dir() -> Path:
     override = os.environ.get("REVERIE_DATA")
     return Path(override).expanduser() if override else REPO.parent / "shared" / "data"
 
+
 WORDS = """alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
 oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu kafka redis
 postgres nginx deploy build cache queue worker shard replica index backup cluster region

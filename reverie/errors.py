@@ -130,16 +130,12 @@ def as_reverie_error(exc: BaseException) -> ReverieError:
 
 def _mapped_error(exc: BaseException) -> ReverieError:
     if isinstance(exc, builtins.TimeoutError):
-        return TimeoutError(
-            "no answer within the time budget; the work may still be applied"
-        )
+        return TimeoutError("no answer within the time budget; the work may still be applied")
     if isinstance(exc, UnicodeError):
         return InputError(f"text is not valid Unicode: {bounded(str(exc), QUOTE_CHARS)}")
     if isinstance(exc, sqlite3.Error | OSError):
         return StoreError(f"storage error: {bounded(str(exc), QUOTE_CHARS)}")
-    return InternalError(
-        f"internal error ({type(exc).__name__}: {bounded(str(exc), QUOTE_CHARS)})"
-    )
+    return InternalError(f"internal error ({type(exc).__name__}: {bounded(str(exc), QUOTE_CHARS)})")
 
 
 @contextmanager

@@ -26,8 +26,6 @@ _MARK = re.compile(r"⟦×\d+⟧")
 _KEYED = re.compile(r"^\s*(?P<key>[A-Za-z][\w .-]{0,40}?)\s*:\s*(?P<value>\S.*)$", re.S)
 
 
-
-
 def schemas(writer: WriterConfig) -> list[dict[str, Any]]:
     """The tools as OpenAI function schemas (``tools=[...]`` of a chat-completions call)."""
     return [_memory_schema(writer), _topic_schema(writer), _skill_schema(writer)]
@@ -154,9 +152,7 @@ def _allowed(args: Mapping[str, Any], allowed: set[str]) -> None:
     if extra:
         named = ", ".join(quoted(key, 40) for key in extra[:5])
         more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
-        raise ToolInputError(
-            f"unexpected argument(s) [{named}]{more}; allowed: {sorted(allowed)}"
-        )
+        raise ToolInputError(f"unexpected argument(s) [{named}]{more}; allowed: {sorted(allowed)}")
 
 
 def _action(args: Mapping[str, Any], choices: tuple[str, ...]) -> str:
@@ -214,9 +210,7 @@ def _memory(args: Mapping[str, Any], writer: WriterConfig) -> MemoryCommand:
     action = _action(args, ("add", "replace", "remove", "reinforce"))
     target = args.get("target")
     if not isinstance(target, str) or target not in MEMORY_TARGETS:
-        raise ToolInputError(
-            f"target must be one of {list(MEMORY_TARGETS)}, got {quoted(target)}"
-        )
+        raise ToolInputError(f"target must be one of {list(MEMORY_TARGETS)}, got {quoted(target)}")
     limit = writer.max_content_chars
     content = _content(args, limit, required=action in {"add", "replace"})
     if action in {"remove", "reinforce"} and "content" in args:

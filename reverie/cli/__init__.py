@@ -53,4 +53,3 @@ def main() -> None:
         sys.stderr.write(INSTALL_HINT + "\n")
         sys.exit(1)
     commands.main()
-
