@@ -174,6 +174,14 @@ def test_labelled_set_caught_and_false_positives() -> None:
         ("the lock on the honey house is 2719, same as the shed one", "access-code"),
         ("got a new PIN for the joint account (it's 5830) so it's changed", "access-code"),
         ("the gate on the side door is 4471.", "access-code"),
+        # a keypad's code digit by digit; a token given in brackets after its name
+        ("key safe by the back door, code 2-7-1-1. can u add it", "access-code"),
+        ("the padlock on the shed is 3-8-6-2.", "access-code"),
+        ("Alarm code is 9-0-5-2 and you have 30 seconds", "access-code"),
+        (
+            "my api secret (a1b9c7d3e5f7091b2c4d6e8f0a1b3c5d7e9f0a2b) is rejected",
+            "token-assignment",
+        ),
         (
             "staff keep asking for the guest wifi password. its Kx9#mPLw2 and I'm sick of it",
             "password-assignment",
@@ -243,6 +251,11 @@ def test_secret_kind_names_the_kind_and_redact_marks_it(text: str, kind: str) ->
         "the lock on the orders table is 3000 rows",
         "the lock for the migration is 5000 ms",
         "the lock on the shed is from 2019",
+        "the gate code changed on 12-04-2023",
+        "the lock on the shed is 12-04-2023",
+        "the alarm code is 1-2",
+        "my api key (the old one) expired",
+        "the token (see docs) expired",
         "the lockbox on the side door is 4471.5 inches wide",
         "the combination for the gym lockers changed, 40 people use them",
         # a lock, then a later "code" that is a year or a length

@@ -180,6 +180,9 @@ _NOT_A_QUANTITY = (
     r"|pounds?|people|guests|users|items|units|words|pages|rpm|watts?|w|kw|v|volts?)\b))"
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")
+# a code given digit by digit, as a keypad is pressed ("9-0-5-2"), or as a dial's numbers
+# ("19-44-02"); never a date's four-digit year, a score ("3-2-1") or a range ("2-3")
+_KEYED = r"\d(?:-\d){3,7}(?!-?\d)|\d\d(?:-\d\d){2,3}(?!-?\d)"
 # what may come right before "code" said apart from its lock: a determiner or a pause
 # (each a fixed-width look back, tried only where "code" starts)
 _AFTER_WORD = "|".join(
@@ -297,7 +300,7 @@ _RULES: Final = (
         r"|lockbox|locker)(?:\s+(?:panel|system|pad|box))?\s+code\b)"
         + _QUALIFIER
         + _SAID_AS
-        + r"(?P<v>[#*]?\d[\d#*]{2,}[#*]?)(?!\w|\.\d)",
+        + rf"(?P<v>{_KEYED}|[#*]?\d[\d#*]{{2,}}[#*]?)(?!\w|\.\d)",
     ),
     _rule(  # a code named after its lock: "the key box at the sacristy door, code 3091"
         "access-code",
@@ -305,7 +308,7 @@ _RULES: Final = (
         "code",
         _LOCKED + r"(?:[\s,]+[\w'-]+){0,6}?(?:\s*[,;:(]\s*|\s+(?i:with|using|has|have|takes)"
         r"\s+(?i:the\s+|a\s+)?)(?i:code)\s*(?i:is|=|:)?\s*"
-        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w:/-]|[.,]\d)",  # four digits: not "code 500"
+        rf"(?P<v>{_KEYED}|[#*]?\d{{4,8}}[#*]?)(?![\w:/-]|[.,]\d)",  # four digits: not "code 500"
     ),
     _rule(  # a lock's combination: "the equipment room …, Darren gave me the combo, 12-34-08"
         "access-code",
@@ -334,7 +337,7 @@ _RULES: Final = (
         r"(?:[\s,]+[\w'-]+){0,5}?\s*,?\s*(?i:it['\u2019]?s|it is|is|=|:)\s*"
         r"(?(box)|(?![#*]?(?:19|20)\d\d(?!\d)))"
         # the value ends there: no decimal, name, path or street after it ("4471.")
-        r"(?P<v>[#*]?\d{4,8}[#*]?)(?![\w:/-]|[.,]\w|\s+[A-Z][a-z])"
+        rf"(?P<v>{_KEYED}|[#*]?\d{{4,8}}[#*]?)(?![\w:/-]|[.,]\w|\s+[A-Z][a-z])"
         + _NOT_A_QUANTITY
         + rf"(?(plain){_CODE_ENDS})",
     ),
@@ -487,6 +490,16 @@ _RULES: Final = (
         RANK_LABEL,
         _TOKENISH,
         _LABEL_START + _TOKEN_LABEL + _LABEL_END + _QUALIFIER + _SEP + _VALUE,
+        token_like,
+    ),
+    _rule(  # a token named, then given in brackets: "my api secret (a1b9c7…) keeps failing"
+        "token-assignment",
+        RANK_LABEL,
+        _TOKENISH,
+        _LABEL_START
+        + _TOKEN_LABEL
+        + _LABEL_END
+        + r"\s*[(\[]\s*[\"'`]?(?P<v>[^\s\"'`()\[\]]{16,256})",
         token_like,
     ),
 )

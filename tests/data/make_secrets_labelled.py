@@ -577,6 +577,13 @@ TENTH: list[tuple[str, str]] = [
     ("the lock on the honey house is 2719, same as the shed one", "access-code"),
     ("got a new PIN for the joint account (it's 5830) so the old one won't work", "access-code"),
     ("the lockbox on the side door is 4471.", "access-code"),
+    # a keypad's code digit by digit, a token given in brackets (a blind set, 2026-12-02)
+    ("the padlock on the shed is 3-8-6-2. can u help me write a note", "access-code"),
+    ("Alarm code is 9-0-5-2 and you have 30 seconds after opening the door", "access-code"),
+    (
+        "my api secret (a1b9c7d3e5f7091b2c4d6e8f0a1b3c5d7e9f0a2b) keeps getting rejected",
+        "token-assignment",
+    ),
 ]
 TENTH_NEGATIVES: list[str] = [
     "the key safe by the side gate, 2019.",
@@ -592,6 +599,9 @@ TENTH_NEGATIVES: list[str] = [
     "the lock on the shed is from 2019",
     "the PIN pad (it's 2019's model) broke again",
     "the lockbox on the side door is 4471.5 inches wide",
+    "the gate code changed on 12-04-2023",
+    "we won 3-2-1 at the gate",
+    "my api key (the old one) expired yesterday",
 ]
 
 HELD_OUT_NEGATIVES: list[str] = [
