@@ -54,6 +54,14 @@ class _Mailbox:
     asks: list[Reply] = field(default_factory=list)
 
 
+def _handled(box: _Mailbox, envelope: Envelope) -> None:
+    """One message of ``box`` is done with. An ask cut off mid-handling (cancelled) stays
+    listed, so the actor's stop fails it instead of leaving its asker waiting."""
+    box.pending -= 1
+    if envelope.reply is not None and envelope.reply.done:
+        box.asks.remove(envelope.reply)
+
+
 def _overrides(actor: Actor, hook: str) -> bool:
     """Whether the actor has a hook of its own (the base's do nothing: not awaited)."""
     return getattr(type(actor), hook) is not getattr(Actor, hook)
@@ -184,7 +192,7 @@ class Bus:
         if self._idle.is_set():
             self._idle = anyio.Event()
         if spawn:
-            self._tg.start_soon(self._run, kind, key, actor, box)
+            self._tg.start_soon(self._run, kind, key, box)
         return box
 
     async def _ask_here(self, kind: str, factory: ActorFactory, envelope: Envelope) -> Any:
@@ -195,8 +203,7 @@ class Bus:
         behind the ask (and ``wait_idle`` waits for it); what queued is handed to a task of
         the actor's own after it, in order. The asker's cancellation cancels the work, as
         nothing but the asker waits for it."""
-        if self._closed:
-            raise ClosedError("the runtime is closing; no new messages are accepted")
+        self._refuse_when_closed()
         key = (kind, envelope.message.namespace)
         box = self._mailbox(kind, factory, envelope, spawn=False)
         reply = envelope.reply
@@ -212,18 +219,19 @@ class Bus:
             started = True
             await self._handle(kind, box.actor, envelope)
         finally:
-            box.pending -= 1
-            if reply.done:
-                box.asks.remove(reply)
+            _handled(box, envelope)
             if box.pending and started:  # others sent meanwhile: the actor's own task
-                self._tg.start_soon(self._run, kind, key, box.actor, box, True)
+                self._tg.start_soon(self._run, kind, key, box, True)
             else:
-                await self._stop(kind, key, box.actor, box)
+                await self._stop(kind, key, box)
         return await reply.wait()
 
-    async def _deliver(self, kind: str, factory: ActorFactory, envelope: Envelope) -> None:
+    def _refuse_when_closed(self) -> None:
         if self._closed:
             raise ClosedError("the runtime is closing; no new messages are accepted")
+
+    async def _deliver(self, kind: str, factory: ActorFactory, envelope: Envelope) -> None:
+        self._refuse_when_closed()
         key = (kind, envelope.message.namespace)
         box = self._mailbox(kind, factory, envelope)
         if box is None:
@@ -247,28 +255,26 @@ class Bus:
         box.send.close()
 
     async def _run(
-        self, kind: str, key: tuple[str, str], actor: Actor, box: _Mailbox, started: bool = False
+        self, kind: str, key: tuple[str, str], box: _Mailbox, started: bool = False
     ) -> None:
+        """The actor's own task: ``on_start`` (unless an ask here ``started`` it), then its
+        mailbox until empty."""
         try:
-            if not started and _overrides(actor, "on_start"):
-                await actor.on_start()
+            if not started and _overrides(box.actor, "on_start"):
+                await box.actor.on_start()
             while box.pending:
                 try:
                     envelope = await box.receive.receive()
                 except anyio.EndOfStream:  # retired: the last message was never sent
                     break
                 try:
-                    await self._handle(kind, actor, envelope)
+                    await self._handle(kind, box.actor, envelope)
                 finally:
-                    box.pending -= 1
-                    # an ask cut off mid-handling (cancelled) stays listed, so the stop
-                    # below fails it instead of leaving its asker waiting out its timeout
-                    if envelope.reply is not None and envelope.reply.done:
-                        box.asks.remove(envelope.reply)
+                    _handled(box, envelope)
         finally:
-            await self._stop(kind, key, actor, box)
+            await self._stop(kind, key, box)
 
-    async def _stop(self, kind: str, key: tuple[str, str], actor: Actor, box: _Mailbox) -> None:
+    async def _stop(self, kind: str, key: tuple[str, str], box: _Mailbox) -> None:
         """The mailbox is empty (or its actor was cancelled): it goes, asks still listed are
         failed, the actor's ``on_stop`` runs shielded."""
         if self._mailboxes.get(key) is box:
@@ -277,10 +283,10 @@ class Bus:
         box.receive.close()
         for reply in box.asks:
             reply.fail(ClosedError(f"{kind} stopped before answering"))
-        if _overrides(actor, "on_stop"):
+        if _overrides(box.actor, "on_stop"):
             with anyio.CancelScope(shield=True):
                 try:
-                    await actor.on_stop()
+                    await box.actor.on_stop()
                 except Exception as exc:  # fail-silent: never raise into the host
                     log.warning("actor_stop_failed", actor=kind, error=repr(exc))
         if not self._mailboxes:

@@ -143,6 +143,7 @@ _TOKEN_LABEL = (
 )
 _LABEL_START = r"(?i:(?:\b|(?<=_))"
 _LABEL_END = r"(?:\b|(?=_)))"
+_TOKEN_NAMED = _LABEL_START + _TOKEN_LABEL + _LABEL_END
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,17 +490,14 @@ _RULES: Final = (
         "token-assignment",
         RANK_LABEL,
         _TOKENISH,
-        _LABEL_START + _TOKEN_LABEL + _LABEL_END + _QUALIFIER + _SEP + _VALUE,
+        _TOKEN_NAMED + _QUALIFIER + _SEP + _VALUE,
         token_like,
     ),
     _rule(  # a token named, then given in brackets: "my api secret (a1b9c7…) keeps failing"
         "token-assignment",
         RANK_LABEL,
         _TOKENISH,
-        _LABEL_START
-        + _TOKEN_LABEL
-        + _LABEL_END
-        + r"\s*[(\[]\s*[\"'`]?(?P<v>[^\s\"'`()\[\]]{16,256})",
+        _TOKEN_NAMED + r"\s*[(\[]\s*[\"'`]?(?P<v>[^\s\"'`()\[\]]{16,256})",
         token_like,
     ),
 )
