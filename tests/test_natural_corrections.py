@@ -24,7 +24,13 @@ from reverie.rules.supersede import (
     restates_values,
     supersedes,
 )
-from reverie.rules.value_slots import changes_asked, differences, restates_all
+from reverie.rules.value_slots import (
+    changes_asked,
+    competes_asked,
+    differences,
+    restates_all,
+    words_of,
+)
 from reverie.stores import ledger, timeline
 from reverie.stores.records import LedgerRecord
 from tests.conftest import added_apart, ok
@@ -659,6 +665,97 @@ def test_a_new_value_said_without_a_change_word_competes(old: str, new: str) -> 
 )
 def test_other_things_do_not_compete(old: str, new: str) -> None:
     assert not competes(new, old)
+
+
+@pytest.mark.parametrize(
+    ("question", "old", "new"),
+    [
+        (
+            "what strength brine am I using for the pork chops?",
+            "been doing pork chops in a 6% brine overnight but theyre coming out too salty.",
+            "done, switching to the 5% brine from tonight.",
+        ),
+        (
+            "how many instagram followers do we have?",
+            "speaking of instagram, we're @blacklantern.ink, 8,400 followers, engagement is dead",
+            "followers are at 9,100 now weirdly",
+        ),
+        (
+            "how many covers for the harlow wedding?",
+            "oh and harlow wedding update, theyre now 55 covers.",
+            "some of the party dropped out so its 48 covers now, final final.",
+        ),
+        (
+            "what's hendry charging for lamb shoulder?",
+            "shoulder comes from hendry & sons, £9.80/kg.",
+            "invoice today says shoulder is £11.20/kg now",
+        ),
+    ],
+)
+def test_a_new_value_for_the_thing_asked_about_competes(question: str, old: str, new: str) -> None:
+    """One word of the question beside both values ties a short change ("switching to the
+    5% brine") to the statement it changes, where the two share no other word."""
+    asked = words_of(question)
+    assert competes_asked(new, old, asked)
+    assert not competes(new, old)  # too few words shared without the question
+    assert not supersedes(new, old)  # it only orders search hits
+
+
+@pytest.mark.parametrize(
+    ("question", "old", "new"),
+    [
+        # no change said and nothing said as current: another count of words
+        (
+            "how many words was the Domaine Coste website?",
+            "6,200 words in total, I counted.",
+            "I did 500 words in 40 minutes.",
+        ),
+        # the question's word is beside neither value
+        (
+            "how many covers for the harlow wedding?",
+            "we had 40 covers tonight",
+            "the harlow wedding is now on a saturday, 12 staff",
+        ),
+        # values of other kinds
+        (
+            "what strength brine am I using?",
+            "a 6% brine overnight",
+            "the brine bucket is now in fridge 2B",
+        ),
+        # the same kind of value about two people
+        (
+            "how many miles does she run?",
+            "Melanie runs 5 miles on Sundays",
+            "Caroline now runs 10 miles",
+        ),
+    ],
+)
+def test_other_values_do_not_compete_for_the_question(question: str, old: str, new: str) -> None:
+    assert not competes_asked(new, old, words_of(question))
+
+
+def test_competing_for_a_question_needs_a_question() -> None:
+    old, new = "a 6% brine overnight", "switching to the 5% brine now"
+    assert competes_asked(new, old, frozenset({"brine"}))
+    assert not competes_asked(new, old, frozenset())
+
+
+async def test_a_change_said_in_few_words_ranks_above_what_it_changes(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
+    """Both stay live (the rules are not sure enough to supersede) and search puts the
+    newer value first for the question that ties them."""
+    old = "been doing pork chops in a 6% brine overnight but theyre coming out too salty."
+    new = "done, switching to the 5% brine from tonight."
+    ns = rv.namespace("a")
+    save = {"action": "save", "topic": "kitchen"}
+    await added_apart(
+        ns, clock, 10, ("topic", {**save, "content": old}), ("topic", {**save, "content": new})
+    )
+    hits = [
+        h.text for h in await ns.search("what strength brine am I using for the pork chops?", k=5)
+    ]
+    assert hits.index(new) < hits.index(old)
 
 
 def test_competing_needs_a_quarter_of_the_words_shared() -> None:

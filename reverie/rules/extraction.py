@@ -402,11 +402,15 @@ _OWN_SUBJECT_CLAUSE: Final = re.compile(
 )
 
 
+_CLAUSE_OR_COLON: Final = re.compile(_CLAUSE.pattern + r"|:\s+")
+
+
 def _valued_clause_of_its_own(sentence: str) -> bool:
     """The pronoun's clause gives no value and a later clause with a subject of its own
     gives one ("she got it done before she left, the whole spring program has 7 days free
-    now"): the pronoun opens an aside, and the statement does not need an earlier turn."""
-    first, *rest = _CLAUSE.split(sentence)
+    now"; "he also raised the bar: MAE target is now 15 minutes"): the pronoun opens an
+    aside, and the statement does not need an earlier turn."""
+    first, *rest = _CLAUSE_OR_COLON.split(sentence)
     if any(is_value(t) for t in tokens(first)):
         return False  # the pronoun's own clause gives a value: whose, only its turn says
     return any(

@@ -272,6 +272,24 @@ _OWNER = re.compile(
 )
 
 
+# a person as the holder of a role, said with a determiner: "Osian is my captain", "Joost
+# Bakker is acting manager for the team", "Priya's our on-call this week" (who holds it is
+# the value; "Mo is the best" and "Friday is the deadline" are not)
+_ROLE: Final = re.compile(
+    r"^(?:(?:and|but|so|also|oh|ok|now)\W+)*"
+    r"(?P<who>[A-Z][a-z]+(?:[ -][A-Z][a-z]+)?)(?:\s+is|['’]s)\s+(?:now\s+|also\s+|still\s+)?"
+    r"(?:(?:my|our|the|their|his|her|your)\s+(?:new\s+)?|(?:acting|interim|new)\s+)"
+    r"(?P<role>(?![a-z]+est\b)[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,2}?)"
+    r"(?=\s*(?:$|[.,;:!)]|\s(?:for|of|on|at|in|until|till|since|from|now|this|next|and|but"
+    r"|so)\b))"
+)
+
+
+def _role_holder(text: str) -> bool:
+    found = _ROLE.match(text)
+    return found is not None and found["who"].split()[0].lower() not in CALENDAR
+
+
 def _short_claim(text: str) -> bool:
     """A claim that gives a named subject a short value: a value too ("ciso is grace", "sso
     moved from okta to entra id", "Alex owns billing")."""
@@ -322,6 +340,10 @@ def route(
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:
             return Route(Home.TOPIC, text, topic=topic, reason="a named value")
+    if _role_holder(text):
+        topic = anchor or topic_for(text, topics, max_topics)
+        if topic is not None:
+            return Route(Home.TOPIC, text, topic=topic, reason="who holds a role")
     if _switch(text) or _named_instead(text):
         topic = anchor or topic_for(text, topics, max_topics)
         if topic is not None:

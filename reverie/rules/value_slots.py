@@ -498,6 +498,46 @@ def competes(new_text: str, old_text: str) -> bool:
     return any(_same_slot(s, o, x) for s in fresh for o in former)
 
 
+def competes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
+    """Two values of one kind for the thing a question asks about ("switching to the 5%
+    brine" / "pork chops in a 6% brine", asked "what strength brine …?"; "followers are at
+    9,100 now" / "8,400 followers"), the newer said as a change or as what holds now: a word
+    of the question beside both values — or the thing both count, when it is no unit of
+    measure. The question ties the two statements to
+    one thing where their other words may not, so one shared word is enough; like
+    :func:`competes`, this only orders search hits (the newer first)."""
+    new_slots, old_slots = value_slots(new_text), value_slots(old_text)
+    new_values, old_values = {v for v, _, _ in new_slots}, {v for v, _, _ in old_slots}
+    fresh = [s for s in new_slots if s[0] not in old_values]
+    former = [s for s in old_slots if s[0] not in new_values]
+    if not (asked and fresh and former and (_says_change(new_text) or _NOW.search(new_text))):
+        return False  # "I did 500 words in 40 minutes" is no newer "6,200 words in total"
+    if len(fresh) > 1 and any(shape(v) == "name" for v, _, _ in fresh):
+        return False  # a new identifier beside a new value names another thing
+    a, b = names(new_text, initial=True), names(old_text, initial=True)
+    if a and b and not (a & b):
+        return False  # the same kind of value about Caroline and about Melanie
+    whole_new = words_of(new_text) if len(new_slots) == 1 else frozenset()
+    whole_old = words_of(old_text) if len(old_slots) == 1 else frozenset()
+    return any(
+        slot_shape(s[0], s[2]) == slot_shape(o[0], o[2])
+        and (_about(s) | whole_new) & (_about(o) | whole_old) & asked
+        for s in fresh
+        for o in former
+    )
+
+
+_NOW: Final = re.compile(r"\b(?:now|currently|these days|at the moment|as of)\b", re.I)
+
+
+def _about(slot: Slot) -> frozenset[str]:
+    """What a value is a value of: the words beside it, and what it counts ("48 covers")
+    unless that is a unit of measure ("45 min" says nothing of what). (A text holding one
+    value says as a whole what it is of: the caller adds its words.)"""
+    _, near, unit = slot
+    return near | {unit} if unit and unit_kind(unit) is None else near
+
+
 COVERED_SHARE = 0.75
 MANY_VALUES = 5
 MIN_CHANGED = 2

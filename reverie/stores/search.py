@@ -26,7 +26,7 @@ from reverie.rules.supersede import (
     denies_held,
     supersedes,
 )
-from reverie.rules.value_slots import answer_alike, changes_asked, words_of
+from reverie.rules.value_slots import answer_alike, changes_asked, competes_asked, words_of
 from reverie.stores import vectors as vector_store
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import SearchHit, SearchResults
@@ -376,6 +376,7 @@ def _newer_value(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
         or changes_value(new_text, old_text)
         or competes(new_text, old_text)
         or changes_asked(new_text, old_text, asked)
+        or competes_asked(new_text, old_text, asked)
         or claim_replaced(new_text, old_text)
         or switched_from(new_text, old_text)
         or denies_held(new_text, old_text)
