@@ -791,6 +791,52 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_of_two_answers_to_one_question_near_the_top_the_newer_is_first",
         ),
     ),
+    Mutant(
+        "asked-order-off",
+        "reverie/stores/search.py",
+        "        or competes_asked(new_text, old_text, asked)\n",
+        "",
+        "a new value for the thing a question asks about does not rank above the old one",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_change_said_in_few_words_ranks_above_what_it_changes",
+        ),
+    ),
+    Mutant(
+        "asked-any-count",
+        "reverie/rules/value_slots.py",
+        "(_says_change(new_text) or _NOW.search(new_text))",
+        "(True)",
+        "any other count of the unit the question names competes, said as current or not",
+        ("tests/test_natural_corrections.py::test_other_values_do_not_compete_for_the_question",),
+    ),
+    Mutant(
+        "colon-clause-off",
+        "reverie/rules/extraction.py",
+        "    first, *rest = _CLAUSE_OR_COLON.split(sentence)",
+        "    first, *rest = _CLAUSE.split(sentence)",
+        "a clause of its own after a colon is left in the log as a fragment",
+        (
+            "tests/test_extraction_real.py::"
+            "test_a_pronoun_aside_before_a_colon_and_a_clause_of_its_own_is_whole",
+        ),
+    ),
+    Mutant(
+        "role-holder-off",
+        "reverie/rules/routing.py",
+        "    if _role_holder(text):",
+        "    if False:",
+        "who holds a role is skipped as a plain event",
+        ("tests/test_extraction_real.py::test_who_holds_a_role_is_a_value",),
+    ),
+    Mutant(
+        "password-giver-off",
+        "reverie/rules/passwords.py",
+        '    r"|\\s+(?:that\\s+|which\\s+)?(?:they|you|i|we|he|she)',
+        '    r"|\\s+(?:that\\s+|which\\s+)?(?:zzz)',
+        'a password named by who gave it ("the password they gave us is …") is missed',
+        ("tests/test_secrets.py::test_the_eleventh_round_block_is_caught_whole_and_flags_nothing",),
+    ),
 )
 
 

@@ -83,7 +83,7 @@ def labelled_report(rows: list[dict[str, Any]]) -> bool:
     print("  password to X', 'mysql -pX', '<password>X</password>'. The second, passwords said")
     print("  in words (block held-out-words), first ran at 13/20 caught, 0/20 negatives flagged;")
     print("  seven fixes by structure followed — the figures here are after them)")
-    for block in ("review", "held-out-words", "tenth-round"):
+    for block in ("review", "held-out-words", "tenth-round", "eleventh-round"):
         part = [r for r in rows if r.get("block") == block]
         pos = [r for r in part if r["secret"]]
         hit = sum(secret_kind(r["text"]) is not None for r in pos)

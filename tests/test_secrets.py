@@ -80,6 +80,19 @@ def test_labelled_set_caught_and_false_positives() -> None:
     assert len(flagged) / len(negatives) <= FALSE_POSITIVE_BOUND, flagged
 
 
+def test_the_eleventh_round_block_is_caught_whole_and_flags_nothing() -> None:
+    """What two chat sets stored: one-time codes listed in dashed groups ("recovery codes:
+    8h2k-p9xq-4mzt, 3jd7-w2rc-q81n"), a bank's memorable word and a password named by
+    who gave it ("the memorable word they asked for is …"). Every one is caught with its
+    kind; talk about them ("the recovery codes for two-factor", "the password you gave me
+    is wrong") is not."""
+    block = [r for r in labelled() if r.get("block") == "eleventh-round"]
+    positives = [r for r in block if r["secret"]]
+    assert len(positives) >= 6 and len(block) - len(positives) >= 7
+    for row in block:
+        assert secret_kind(row["text"]) == row["kind"], row["text"]
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [

@@ -86,11 +86,18 @@ _TOKEN: Final = re.compile(r"[^\s\"'`,;<]{1,100}")
 # so it counts only as an assignment or at the start of a clause
 _STRONG = (
     r"passwords?|passwd|passphrase|passcode|pwd|pw|mot de passe|contrase[ñn]a|passwort"
-    r"|kennwort|senha|wachtwoord|(?-i:[A-Z]{2,}(?:PASSWORD|PASSWD|PASS|PWD))"
+    r"|kennwort|senha|wachtwoord|memorable (?:word|phrase)|(?:security|secret) answer"
+    r"|(?-i:[A-Z]{2,}(?:PASSWORD|PASSWD|PASS|PWD))"
 )
 _START = r"(?:(?<![\w-])|(?<=_)|(?<=\s-)|(?<=\s--))"
 _END = r"(?![\w-])"
-_QUAL = r"(?:\s+(?:for|of|on|to|at|in)(?:\s+(?!is\b|was\b)[\w.@-]+){1,4}?)?"
+# what the label is of ("for prod", "on the router"), or who gave or asked for it ("they
+# asked for", "you gave me"): a short clause between the label and its value
+_QUAL = (
+    r"(?:\s+(?:for|of|on|to|at|in)(?:\s+(?!is\b|was\b)[\w.@-]+){1,4}?"
+    r"|\s+(?:that\s+|which\s+)?(?:they|you|i|we|he|she)\s+(?!is\b|was\b|are\b)[a-z]+"
+    r"(?:\s+(?:for|me|us|him|her|them|to me|to us))?)?"
+)
 _ASIDE = r"(?:\s*,[^,.;:\n]{1,40},|\s*\([^()\n]{1,40}\))?"
 _SEP = (
     r"[\"'\]]?\s*(?P<sep>(?:(?:(?:has been|have been|was|is|got|been)\s+)?(?:set|changed"
@@ -131,7 +138,8 @@ _SLASH: Final = re.compile(r"(?:^|(?<=[\s(:]))(?P<user>[^\s/]{2,64}) / (?P<v>[^\
 # what a lower-cased text must hold for any relation above to be in it (cheap to scan)
 GATE: Final = re.compile(
     r"(?:pass(?:words?|wd|phrase|code|wort)?|pwd?|logins?|credentials?|creds|senha"
-    r"|contrase[ñn]a|wachtwoord|kennwort|mot de passe)(?![\w-])"
+    r"|contrase[ñn]a|wachtwoord|kennwort|mot de passe|memorable (?:word|phrase)"
+    r"|(?:security|secret) answer)(?![\w-])"
 )
 
 

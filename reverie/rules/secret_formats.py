@@ -639,8 +639,12 @@ _NEAR_KEY = re.compile(
     r"(?i:\b(?:api[ _-]?)?(?:keys?|tokens?|secrets?|backup codes?|recovery codes?)\b)"
     r"(?:\s+[\w.-]+){0,6}?\s*:?\s+(?P<v>[A-Za-z0-9_+/=-]{20,})(?![\w/-]|\.\w)"  # "….": the end
 )
+# one-time codes in dashed groups, one or a list ("recovery codes: 8h2k-p9xq-4mzt,
+# 3jd7-w2rc-q81n", "backup codes for 2fa, 3391-7720 and 5108-4467")
+_CODE = r"[A-Za-z0-9]{3,6}(?:-[A-Za-z0-9]{3,6})+"
 _CODES = re.compile(
-    r"(?i:\b(?:backup|recovery|2fa|mfa)\s+codes?\b)[^.\n]{0,20}?(?P<v>(?:[a-z0-9]{3,5}-[a-z0-9]{3,5}\s*){2,})"
+    r"(?i:\b(?:backup|recovery|2fa|mfa)\s+codes?\b)[^.\n]{0,20}?"
+    rf"(?P<v>{_CODE}(?:\s*(?:,|&|/|\band\b)?\s*{_CODE})*)(?![\w-])"
 )
 _WORD_PIECES = re.compile(r"(?:[A-Za-z]+|\d+)(?:[_.-](?:[A-Za-z]+|\d+))+")
 _KNOWN_PREFIX = re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{40,}|\bdjango-insecure-\S{20,}")

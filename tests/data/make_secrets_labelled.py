@@ -126,10 +126,11 @@ SECRETS: dict[str, Callable[[random.Random], str]] = {
     "access-code": lambda r: draw(r, DIG, r.choice([4, 4, 6])),
     "random-token": lambda r: opaque(r, r.choice([24, 32, 40])),
     "payment-card": lambda r: card(r),
+    "backup-codes": lambda r: "-".join(draw(r, LOW + DIG, 4) for _ in range(r.choice([2, 3]))),
 }
 # kinds added after the file was first written draw from their own seed, so that adding
 # one leaves every earlier row as it was
-ADDED: tuple[str, ...] = ("payment-card",)
+ADDED: tuple[str, ...] = ("payment-card", "backup-codes")
 
 # phrasings per kind; {s} is the secret
 FORMS: dict[str, list[str]] = {
@@ -282,6 +283,12 @@ FORMS: dict[str, list[str]] = {
         "charge it to {s} please",
         "the visa {s} got declined at checkout",
         "Card: {s}",
+    ],
+    "backup-codes": [
+        "github gave me 2fa recovery codes, {s} and {s}",
+        "backup code {s} in case I lose the phone",
+        "MFA codes: {s}, {s}",
+        "here are the recovery codes {s} / {s}",
     ],
 }
 
@@ -604,6 +611,30 @@ TENTH_NEGATIVES: list[str] = [
     "my api key (the old one) expired yesterday",
 ]
 
+# the eleventh round: what two sets of chats (written by helpers who had not read the
+# rules) stored — one-time codes listed in dashed groups, a bank's memorable word, a
+# password named by who gave it
+ELEVENTH: list[tuple[str, str]] = [
+    (
+        "the bank set up 2fa and gave me recovery codes: 7g3k-q2wx-9mzt, 4jd8-w1rc-p72n",
+        "backup-codes",
+    ),
+    ("Mailchimp sent backup codes for the mfa, 4812-0937 and 6625-1180", "backup-codes"),
+    ("recovery code is 91kd-33pq-x7a2 if I ever lose my phone", "backup-codes"),
+    ("The memorable word they asked for is pumpernickel, after the bakery", "password-assignment"),
+    ("the wifi password they gave us is fishcake", "password-assignment"),
+    ("my security answer is Biscuit, the first dog", "password-assignment"),
+]
+ELEVENTH_NEGATIVES: list[str] = [
+    "I printed the recovery codes for two-factor and put them in the safe",
+    "backup codes abcd-efgh are the format they use in the docs",
+    "the password you gave me is wrong",
+    "the password they asked for is 12 characters long",
+    "the memorable word is the name of my first school",
+    "what a memorable word that was",
+    "the recovery code step takes 5-10 minutes",
+]
+
 HELD_OUT_NEGATIVES: list[str] = [
     "the staging token was revoked this morning",
     "my password manager is Bitwarden 2024.3.1",
@@ -645,6 +676,14 @@ def added_rows() -> list[dict[str, object]]:
     rows += [
         {"text": text, "secret": False, "kind": None, "block": "tenth-round"}
         for text in TENTH_NEGATIVES
+    ]
+    rows += [
+        {"text": text, "secret": True, "kind": kind, "block": "eleventh-round"}
+        for text, kind in ELEVENTH
+    ]
+    rows += [
+        {"text": text, "secret": False, "kind": None, "block": "eleventh-round"}
+        for text in ELEVENTH_NEGATIVES
     ]
     return rows
 
