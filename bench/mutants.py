@@ -837,6 +837,36 @@ MUTANTS: tuple[Mutant, ...] = (
         'a password named by who gave it ("the password they gave us is …") is missed',
         ("tests/test_secrets.py::test_the_eleventh_round_block_is_caught_whole_and_flags_nothing",),
     ),
+    Mutant(
+        "relative-anaphor",
+        "reverie/rules/extraction.py",
+        "    if found is None or _RELATIVE_AFTER.match(sentence, found.end()):",
+        "    if found is None:",
+        '"Those who have paid £25" is read as a fragment and rewrites the turn\'s value',
+        ("tests/test_extraction_real.py::test_a_demonstrative_before_who_or_which_is_no_anaphor",),
+    ),
+    Mutant(
+        "preface-kept",
+        "reverie/rules/extraction.py",
+        '    if not colon or len(re.findall(r"[\\w\'’]+", head)) < _PREFACE_WORDS:',
+        "    if True:",
+        "a preface before a colon stays, so one naming the agent hides the statement after it",
+        (
+            "tests/test_extraction_real.py::"
+            "test_a_preface_before_a_colon_goes_and_the_statement_after_it_stays",
+        ),
+    ),
+    Mutant(
+        "preface-words-down",
+        "reverie/rules/extraction.py",
+        "_PREFACE_WORDS = 3",
+        "_PREFACE_WORDS = 1",
+        "a one-word label before a colon is dropped as a preface",
+        (
+            "tests/test_extraction_real.py::"
+            "test_a_preface_before_a_colon_goes_and_the_statement_after_it_stays",
+        ),
+    ),
 )
 
 

@@ -1128,6 +1128,21 @@ def test_a_pronoun_aside_before_a_clause_with_its_own_subject_and_values_is_whol
     assert [c.anchor for c in candidates("they said it's fine, 30 days is ok", 20)] == [True]
 
 
+def test_a_demonstrative_before_who_or_which_is_no_anaphor() -> None:
+    """ "Those who have already paid £25" was read as a fragment standing for the turn's
+    tickets and rewrote "tickets are now £28" into "tickets is £25": a demonstrative
+    followed by a relative pronoun says itself whom it means."""
+    said = (
+        "I shall tell everyone tickets are now £28. Those who have already paid £25 — should"
+        " I ask them for the extra three pounds?"
+    )
+    assert [(c.text, c.anchor) for c in candidates(said, 12)] == [
+        ("I shall tell everyone tickets are now £28.", False),
+        ("Those who have already paid £25", False),
+    ]
+    assert [c.anchor for c in candidates("those are 45 now", 12)] == [True]
+
+
 def test_a_pronoun_aside_before_a_colon_and_a_clause_of_its_own_is_whole() -> None:
     """ "But he also raised the bar: MAE target is now 15 minutes instead of 18." was left in
     the log as a fragment: after a colon, a clause with a subject and a value of its own
@@ -1136,7 +1151,50 @@ def test_a_pronoun_aside_before_a_colon_and_a_clause_of_its_own_is_whole() -> No
     assert [c.anchor for c in candidates(said, 20)] == [False]
     said = "it broke again: the retry count is 7 now"
     assert [c.anchor for c in candidates(said, 20)] == [False]
+    assert [c.anchor for c in candidates("he said: the port is 5433 now", 12)] == [False]
     assert [c.anchor for c in candidates("he said this: 5 of them", 12)] == [True]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        (
+            "Before that though, some good news to put you in a cheerful mood: we're at 44"
+            " confirmed now, which is beyond my wildest hopes",
+            "We're at 44 confirmed now, which is beyond my wildest hopes",
+        ),
+        (
+            "But he also raised the bar: MAE target is now 15 minutes instead of 18.",
+            "MAE target is now 15 minutes instead of 18.",
+        ),
+        (
+            "ok so here is the thing I noticed: the deploy timeout is 45s now",
+            "The deploy timeout is 45s now",
+        ),
+        # a label before the colon is the statement's subject and stays
+        (
+            "rate: Chiara's going to €28/h from february.",
+            "rate: Chiara's going to €28/h from february.",
+        ),
+        (
+            "Deliveries: Monday and Thursday, before 8am",
+            "Deliveries: Monday and Thursday, before 8am",
+        ),
+        # no value after the colon, or one before it: nothing is dropped
+        ("Org change: Sanne starts parental leave Monday.", None),
+        ("the one thing that matters to me: 3 kids and a dog", None),
+        ("so the gate code story: he is 45 now", None),  # "he" stands for someone earlier
+        ("Other thing on my mind: this is our 125th year.", None),
+        ("Staging db: the port is 5434 now", None),  # a label of two words is the subject
+    ],
+)
+def test_a_preface_before_a_colon_goes_and_the_statement_after_it_stays(
+    said: str, kept: str | None
+) -> None:  # None: kept as said
+    """ "some good news to put you in a cheerful mood: we're at 44 confirmed now" was left
+    in the log (its preface names the agent); the preface (three words or more, no value)
+    goes when what follows the colon is a statement of its own with a value."""
+    assert [c.text for c in candidates(said, 12)] == [kept or said]
 
 
 @pytest.mark.parametrize(

@@ -381,12 +381,15 @@ _OWN_CHANGE: Final = re.compile(
 )
 
 
+_RELATIVE_AFTER: Final = re.compile(r"\s+(?:who|whom|whose|which)\b", re.I)
+
+
 def _opens_with_pronoun(sentence: str) -> bool:
     """The sentence opens with a pronoun standing for an earlier subject; an acronym spelt
     like one is a name ("HE session is up" is Hurricane Electric's, "IT owns the VPN")."""
     found = _ANAPHOR.match(sentence)
-    if found is None:
-        return False
+    if found is None or _RELATIVE_AFTER.match(sentence, found.end()):
+        return False  # "Those who have already paid £25": who, the sentence says itself
     word = re.findall(r"[A-Za-z']+", found.group(0))[-1]
     shouted = sum(c.isupper() for c in sentence) > sum(c.islower() for c in sentence)
     return not (len(word) >= 2 and word.isupper() and not shouted)
@@ -417,6 +420,31 @@ def _valued_clause_of_its_own(sentence: str) -> bool:
         _OWN_SUBJECT_CLAUSE.match(clause.strip()) and any(is_value(t) for t in tokens(clause))
         for clause in rest
     )
+
+
+# a statement of its own after a colon: a subject of its own and its verb, or "I" / "we"
+_OWN_STATEMENT: Final = re.compile(
+    r"^(?:(?:i|we)(?:['’](?:m|re|ve|d|ll))?\s+\w|" + _OWN_SUBJECT_CLAUSE.pattern[1:] + ")",
+    re.I,
+)
+_PREFACE_WORDS = 3
+
+
+def _after_preface(sentence: str) -> str:
+    """A preface of three words or more with no value, then a colon, then a statement of
+    its own with a value ("some good news to put you in a cheerful mood: we're at 44
+    confirmed now", "he also raised the bar: MAE target is now 15 minutes"): the statement
+    is what was said. A label before a colon ("rate: …", "Deliveries: Monday …") is its
+    subject and stays."""
+    head, colon, rest = sentence.partition(": ")
+    rest = rest.strip()
+    if not colon or len(re.findall(r"[\w'’]+", head)) < _PREFACE_WORDS:
+        return sentence
+    if any(is_value(t) for t in tokens(head)) or not any(is_value(t) for t in tokens(rest)):
+        return sentence
+    if _opens_with_pronoun(rest) or not _OWN_STATEMENT.match(rest):
+        return sentence  # "Other thing on my mind: this is our 125th year" stays whole
+    return rest[:1].upper() + rest[1:]
 
 
 def _anchor(sentence: str) -> bool | None:
@@ -458,7 +486,7 @@ def _statements(found: list[str], min_chars: int) -> list[Candidate]:
         if remembered is not None and has_secret(raw):
             continue  # what is kept may hold the value and not its label ("… so you have
             # the wifi password")
-        claims = [remembered] if remembered else _claims_of(_without_lead_in(raw))
+        claims = [remembered] if remembered else _claims_of(_after_preface(_without_lead_in(raw)))
         noted = remembered is not None
         for sentence in _with_identity_apart(claims):
             if is_chatter(sentence, min_chars) or has_secret(sentence):
