@@ -867,6 +867,14 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_a_preface_before_a_colon_goes_and_the_statement_after_it_stays",
         ),
     ),
+    Mutant(
+        "colon-capital-name",
+        "reverie/rules/value_slots.py",
+        'r"(?<![.!?:]\\s)(?<!^)\\b[A-Z][a-z]+\\b"',
+        'r"(?<![.!?]\\s)(?<!^)\\b[A-Z][a-z]+\\b"',
+        'a capital after a colon ("…: Starts May 18") is taken for a name, not the thing',
+        ("tests/test_natural_corrections.py::test_a_new_value_for_the_thing_asked_about_competes",),
+    ),
 )
 
 

@@ -685,6 +685,11 @@ def test_other_things_do_not_compete(old: str, new: str) -> None:
             "oh and harlow wedding update, theyre now 55 covers.",
             "some of the party dropped out so its 48 covers now, final final.",
         ),
+        (  # a capital after a colon opens a clause: "Starts" is no name
+            "when does the summer intern start?",
+            "We've got a summer intern: Jaylen Brooks, journalism student: Starts May 18.",
+            "jaylen emailed, his semester runs late so he starts june 1 now.",
+        ),
         (
             "what's hendry charging for lamb shoulder?",
             "shoulder comes from hendry & sons, £9.80/kg.",

@@ -75,7 +75,7 @@ def value_slots(
     right before the value, which names what it is of ("R 4.3.2", "Unity 2022.3"): read
     when looking for a change, not when judging a restatement."""
     body = _SOURCE.sub("", CORRECTION_PREFIX.sub("", text, count=1))
-    names = {w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b", body)} - CALENDAR
+    names = {w.lower() for w in re.findall(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+\b", body)} - CALENDAR
     words = tokens(body)
     capitals = {w.lower() for w in re.findall(r"\b[A-Z][\w+-]*", body)}
     out = []
@@ -503,8 +503,8 @@ def competes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
     brine" / "pork chops in a 6% brine", asked "what strength brine …?"; "followers are at
     9,100 now" / "8,400 followers"), the newer said as a change or as what holds now: a word
     of the question beside both values — or the thing both count, when it is no unit of
-    measure. The question ties the two statements to
-    one thing where their other words may not, so one shared word is enough; like
+    measure. The question ties the two statements to one thing where their other words may
+    not, so one shared word is enough; like
     :func:`competes`, this only orders search hits (the newer first)."""
     new_slots, old_slots = value_slots(new_text), value_slots(old_text)
     new_values, old_values = {v for v, _, _ in new_slots}, {v for v, _, _ in old_slots}
