@@ -875,6 +875,25 @@ MUTANTS: tuple[Mutant, ...] = (
         'a capital after a colon ("…: Starts May 18") is taken for a name, not the thing',
         ("tests/test_natural_corrections.py::test_a_new_value_for_the_thing_asked_about_competes",),
     ),
+    Mutant(
+        "takes-over-off",
+        "reverie/rules/routing.py",
+        "_named_change(text) or _TAKES_OVER.search(text):",
+        "_named_change(text):",
+        "a named person taking a thing over is no switch to a name",
+        ("tests/test_natural_corrections.py::test_a_named_person_taking_over_is_a_switch",),
+    ),
+    Mutant(
+        "opening-name-not-held",
+        "reverie/stores/search.py",
+        "_NAMED.search(text) or says_switch(text))",
+        "_NAMED.search(text))",
+        "a switch whose name opens the sentence is never compared, so the old holder stays first",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_person_taking_a_thing_over_ranks_above_who_held_it",
+        ),
+    ),
 )
 
 

@@ -14,7 +14,7 @@ import reverie
 from reverie import Config
 from reverie.rules.claims import parse, without_denied
 from reverie.rules.extraction import bare_value, correct_held, counts_a_thing, resolve
-from reverie.rules.routing import switched_from, topic_name
+from reverie.rules.routing import says_switch, switched_from, topic_name
 from reverie.rules.similarity import near_duplicate, shape, stem, tokens
 from reverie.rules.supersede import (
     changes_value,
@@ -839,6 +839,52 @@ async def test_a_switch_to_a_name_ranks_above_the_name_it_replaced(
     query = "what card reader / payment system does the shop take cards with"
     hits = [h.text for h in await ns.search(query, k=5)]
     assert hits.index(SUMUP) < hits.index(SQUARE)
+
+
+SKYE = "me and Mo Haddad are the two artists, and Skye runs the front desk and does the bookings"
+TILLY = "Tilly is taking over the desk, she's been doing saturdays with us and everyone loves her"
+
+
+async def test_a_person_taking_a_thing_over_ranks_above_who_held_it(
+    rv: reverie.Reverie, clock: reverie.ManualClock
+) -> None:
+    """ "Tilly is taking over the desk" names its new holder where the sentence opens, with
+    no value and no other capital: still a switch to a name, compared with the hit naming
+    the old holder beside a word they share ("desk")."""
+    assert switched_from(TILLY, SKYE)
+    ns = rv.namespace("a")
+    save = {"action": "save", "topic": "studio"}
+    others = [  # BM25 needs a collection to weigh words in: two rows alone tie
+        "the autoclave was serviced on 14/10/2025",
+        "flash day prices are £80 for every design",
+        "rent goes out on the 1st of each month",
+        "we use Hustle Butter for aftercare",
+        "Kenji from Osaka guests with us in April",
+    ]
+    await added_apart(
+        ns,
+        clock,
+        12,
+        *(("topic", {"action": "save", "topic": "misc", "content": t}) for t in others),
+        ("topic", {**save, "content": SKYE}),
+        ("topic", {**save, "content": TILLY}),
+    )
+    hits = [h.text for h in await ns.search("who runs the front desk and the bookings?", k=5)]
+    assert hits.index(TILLY) < hits.index(SKYE)
+
+
+@pytest.mark.parametrize(
+    ("text", "switch"),
+    [
+        ("Marcy Ng's taking over council from Dana.", True),
+        ("Tilly is taking over the desk", True),
+        ("so Priya took over the rota last week", True),
+        ("I'm taking over the garden", False),  # the speaker: no name
+        ("the night shift took over at 9", False),
+    ],
+)
+def test_a_named_person_taking_over_is_a_switch(text: str, switch: bool) -> None:
+    assert says_switch(text) is switch
 
 
 SUMMARY = (

@@ -96,8 +96,16 @@ _FROM_NAME_TO_NAME = re.compile(
 )
 
 
+# a named person taking a thing over: "Marcy Ng's taking over council from Dana", "Tilly
+# is taking over the desk" (who holds it now is the value)
+_TAKES_OVER = re.compile(
+    r"(?:^|[,;:—–-]\s*|\b(?:so|and|but|now|then)\s+)(?:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+    r"(?:['’]s|\s+is|\s+has|\s+will)?\s+(?:taking|takes|took|taken|take)\s+over\b"
+)
+
+
 def _switch(text: str) -> bool:
-    if _SWITCH.search(text) or _named_change(text):
+    if _SWITCH.search(text) or _named_change(text) or _TAKES_OVER.search(text):
         return True
     if any(c.isupper() for c in text):
         return False  # a writer who capitalises capitalises names
@@ -141,6 +149,12 @@ def switched_from(new_text: str, old_text: str) -> bool:
         if words[j] not in theirs
     }
     return any(_related(a, stem(b)) for a in ours for b in near if b.isalpha() and len(b) > 2)
+
+
+def says_switch(text: str) -> bool:
+    """Whether a text says a switch to a named thing (its name may open the sentence:
+    "Tilly is taking over the desk")."""
+    return bool(_switch_words(text))
 
 
 @lru_cache(maxsize=4096)

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
-from reverie.rules.routing import switched_from
+from reverie.rules.routing import says_switch, switched_from
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
 from reverie.rules.supersede import (
     changes_value,
@@ -257,7 +257,7 @@ def _corrections_first(ranked: list[_Ranked], k: int, asked: frozenset[str]) -> 
     facts = [
         i
         for i, r in enumerate(ranked[:k])
-        if r.live and r.hit.kind != "episode" and (values(r.hit.text) or _NAMED.search(r.hit.text))
+        if r.live and r.hit.kind != "episode" and _holds_value(r.hit.text)
     ]
     for x, i in enumerate(facts):
         for j in facts[x + 1 :]:
@@ -272,6 +272,14 @@ def _corrections_first(ranked: list[_Ranked], k: int, asked: frozenset[str]) -> 
 
 
 _NAMED = re.compile(r"(?<=\w )[A-Z][a-z]")  # a name inside a text: a value of its own kind
+
+
+def _holds_value(text: str) -> bool:
+    """A value, a name inside the text, or a switch to a name that opens it ("Tilly is
+    taking over the desk")."""
+    return bool(values(text) or _NAMED.search(text) or says_switch(text))
+
+
 _SOURCE_MIN = 24  # chars: a shorter fact is too common a phrase to name its source
 
 
