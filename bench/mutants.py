@@ -894,6 +894,30 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_a_person_taking_a_thing_over_ranks_above_who_held_it",
         ),
     ),
+    Mutant(
+        "password-shape-edge-symbol",
+        "reverie/rules/secret_formats.py",
+        "_SYMBOL.search(core[1:-1]) is not None",
+        "_SYMBOL.search(core) is not None",
+        'a word whose only symbol opens it ("#project1Modal") is taken for a password',
+        ("tests/test_secrets.py::test_the_eleventh_round_block_is_caught_whole_and_flags_nothing",),
+    ),
+    Mutant(
+        "dashed-key-one-group",
+        "reverie/rules/secret_formats.py",
+        'v.split("-"))\n            >= 2',
+        'v.split("-"))\n            >= 1',
+        "a part number with one group of letters and digits is taken for a key",
+        ("tests/test_secrets.py::test_the_eleventh_round_block_is_caught_whole_and_flags_nothing",),
+    ),
+    Mutant(
+        "bank-account-no-bank",
+        "reverie/rules/secret_formats.py",
+        'r"(?i:\\b(?:bank|sort\\s*code|routing|iban|transfer|wire)\\b)[^\\n]{0,120}?"',
+        'r""',
+        "any account number is taken for a bank's, with no bank in the sentence",
+        ("tests/test_secrets.py::test_the_eleventh_round_block_is_caught_whole_and_flags_nothing",),
+    ),
 )
 
 

@@ -78,6 +78,23 @@ def strong(value: str) -> bool:
     return len(value) >= 8 and _classes(value) >= 3 and not _mention(value)
 
 
+_SYMBOL = re.compile(r"[!#$%&*?@^~+]")
+
+
+def password_shaped(value: str) -> bool:
+    """Lower and upper case, a digit and a symbol that is not only its first or last char
+    ("#project1Modal", "Hello2!" are not), no e-mail's "@" inside, and strong."""
+    core = value.rstrip("!?")
+    return (
+        any(c.islower() for c in core)
+        and any(c.isupper() for c in core)
+        and any(c.isdigit() for c in core)
+        and _SYMBOL.search(core[1:-1]) is not None
+        and not ("@" in core[1:-1] and "." in core)
+        and strong(core)
+    )
+
+
 def token_like(value: str) -> bool:
     """An API-key-like value: ≥ 16 chars with letters and digits, not a mention, not a
     name built of words and short tags (``v2-deps-9f8e7d6c``, ``build-2024-03-a8f9c2e``)."""
@@ -499,6 +516,73 @@ _RULES: Final = (
         _TOKENISH,
         _TOKEN_NAMED + r"\s*[(\[]\s*[\"'`]?(?P<v>[^\s\"'`()\[\]]{16,256})",
         token_like,
+    ),
+    _rule(  # a code of letters and digits after its name: "the gate keypad code is C1984X",
+        # "steam wants a guard code, R7K2P" (two digits at least: not "code is ready")
+        "access-code",
+        RANK_SHAPE,
+        "code",
+        rf"(?i:\b(?:{_LOCK_WORDS}|building|entry|access|key ?pad|security|guard|verification"
+        r"|login|sms)(?:\s+(?:panel|system|pad|box))?\s+code\b)"
+        + _QUALIFIER
+        + _SAID_AS
+        + r"(?P<v>(?=[A-Za-z0-9]*[A-Za-z])(?=(?:[A-Za-z]*\d){2})[A-Za-z0-9]{4,10})(?![\w.:/-])",
+    ),
+    _rule(  # a lock's code said changed after its name: "the keypad got reset to 2-5-8-0"
+        "access-code",
+        RANK_SHAPE,
+        "reset changed set rekeyed",
+        rf"(?i:\b(?:{_LOCK_WORDS})(?:\s+code)?(?:\s*,\s*it)?\s+(?:got|was|has been|have been|is"
+        r"|has|had)\s+"
+        r"(?:been\s+)?(?:changed|reset|re-?keyed|set)\s+to)\s+"
+        rf"(?P<v>{_KEYED}|[#*]?\d{{4,8}}[#*]?)(?![\w.:/-]|,\d)" + _NOT_A_QUANTITY,
+        lambda v: not _YEAR.fullmatch(v),
+    ),
+    _rule(  # a person's national number after its name: "SSN 412-77-9031", "NI number
+        # QQ 12 34 56 C"
+        "national-id",
+        RANK_LABEL,
+        "ssn social national ni nino",
+        r"(?i:\b(?:ssn|social security|national insurance|ni number|nino)\b"
+        r"(?:\s+(?:number|no\.?|#))?)[^.\n\d]{0,20}?"
+        r"(?P<v>\d{3}[- ]?\d{2}[- ]?\d{4}|(?i:[a-z]{2})\s?\d{2}\s?\d{2}\s?\d{2}\s?(?i:[a-d]))"
+        r"(?![\w-])",
+    ),
+    _rule(  # a bank's sort code: "sort code 20-45-77"
+        "bank-account",
+        RANK_LABEL,
+        "sort",
+        r"(?i:\bsort\s*code\b)[^.\n\d]{0,12}?(?P<v>\d{2}-\d{2}-\d{2}|\d{6})(?![\w-])",
+    ),
+    _rule(  # an account number in a sentence about a bank: "his bank details …, sort code
+        # 20-45-77 account 83920145"
+        "bank-account",
+        RANK_LABEL,
+        "account acct",
+        r"(?i:\b(?:bank|sort\s*code|routing|iban|transfer|wire)\b)[^\n]{0,120}?"
+        r"(?i:\b(?:account|acct)(?:\s+(?:number|no\.?|#))?)\s*[:#]?\s*(?i:is\s+)?"
+        r"(?P<v>\d{8,12})(?![\w.-])",
+    ),
+    _rule(  # a password by its shape alone: lower and upper case, a digit and a symbol, in
+        # one word of 8-40 ("it won't take Peony!Season26", "reset it to Nb!Adm1ssions#24");
+        # never part of a longer run (a hash, a path, a regex), never "#anchor1Id"
+        "password-shaped",
+        RANK_RANDOM,
+        "! # $ % & * ? @ ^ ~ +",
+        r"(?:(?<=\s)|^|(?<=[(\"'\u201c]))(?P<v>[A-Za-z0-9!#$%&*?@^~+_-]{8,40})"
+        r"(?=[.,;:!?)\"'\u201d]*(?:\s|$))",
+        password_shaped,
+    ),
+    _rule(  # a key in dashed groups of letters and digits, said alone: "QX7P-M2KD-88RL was
+        # the first one" (recovery and licence keys; not "PM21-004417", not a UUID)
+        "random-token",
+        RANK_RANDOM,
+        "-",
+        r"(?<![\w#-])(?P<v>[A-Z0-9]{4,5}(?:-[A-Z0-9]{4,5}){2,5})(?![\w-])",
+        lambda v: (
+            sum(bool(re.search(r"[A-Z]", g)) and bool(re.search(r"\d", g)) for g in v.split("-"))
+            >= 2
+        ),
     ),
 )
 

@@ -127,10 +127,26 @@ SECRETS: dict[str, Callable[[random.Random], str]] = {
     "random-token": lambda r: opaque(r, r.choice([24, 32, 40])),
     "payment-card": lambda r: card(r),
     "backup-codes": lambda r: "-".join(draw(r, LOW + DIG, 4) for _ in range(r.choice([2, 3]))),
+    "national-id": lambda r: f"{draw(r, DIG, 3)}-{draw(r, DIG, 2)}-{draw(r, DIG, 4)}",
+    "bank-account": lambda r: f"{draw(r, DIG, 2)}-{draw(r, DIG, 2)}-{draw(r, DIG, 2)}",
+    "password-shaped": lambda r: (
+        draw(r, UP, 1)
+        + draw(r, LOW, 5)
+        + r.choice("!#$%&*")
+        + draw(r, UP, 1)
+        + draw(r, LOW, 3)
+        + draw(r, DIG, 2)
+    ),
 }
 # kinds added after the file was first written draw from their own seed, so that adding
 # one leaves every earlier row as it was
-ADDED: tuple[str, ...] = ("payment-card", "backup-codes")
+ADDED: tuple[str, ...] = (
+    "payment-card",
+    "backup-codes",
+    "national-id",
+    "bank-account",
+    "password-shaped",
+)
 
 # phrasings per kind; {s} is the secret
 FORMS: dict[str, list[str]] = {
@@ -289,6 +305,24 @@ FORMS: dict[str, list[str]] = {
         "backup code {s} in case I lose the phone",
         "MFA codes: {s}, {s}",
         "here are the recovery codes {s} / {s}",
+    ],
+    "national-id": [
+        "applicant's SSN {s}, employer on the form",
+        "her social security number is {s}",
+        "SSN: {s} (don't lose this)",
+        "the form wants my social security no. {s} again",
+    ],
+    "bank-account": [
+        "his bank sent sort code {s} by mistake",
+        "sort code {s}, account in the name of the school",
+        "pay the deposit to sort code {s}",
+        "Sort code: {s}",
+    ],
+    "password-shaped": [
+        "the laptop won't take {s} even though I know it's right",
+        "IT reset it to {s} for now",
+        "new one: {s}",
+        "tried {s} twice and it locked me out",
     ],
 }
 
@@ -624,6 +658,16 @@ ELEVENTH: list[tuple[str, str]] = [
     ("The memorable word they asked for is pumpernickel, after the bakery", "password-assignment"),
     ("the wifi password they gave us is fishcake", "password-assignment"),
     ("my security answer is Biscuit, the first dog", "password-assignment"),
+    ("the side gate keypad code is K2091Z now", "access-code"),
+    ("the office wants a login code, T8Q4M", "access-code"),
+    ("estates reset the store room keypad, it got reset to 3-1-9-4", "access-code"),
+    ("Tenant form: SSN 521-60-4417, income $3,900/mo", "national-id"),
+    (
+        "he emailed his bank details, sort code 40-11-62 account 31926580, what now",
+        "bank-account",
+    ),
+    ("it just won't take Marigold!Path47 which I know is right", "password-shaped"),
+    ("RT4K-9PLX-2WQ7 was the second code, keep it safe", "random-token"),
 ]
 ELEVENTH_NEGATIVES: list[str] = [
     "I printed the recovery codes for two-factor and put them in the safe",
@@ -633,6 +677,17 @@ ELEVENTH_NEGATIVES: list[str] = [
     "the memorable word is the name of my first school",
     "what a memorable word that was",
     "the recovery code step takes 5-10 minutes",
+    "the error code is E404 again",
+    "the code is ready now, 2 files changed",
+    "the guard code was 2 minutes late",
+    "the serial is PM21-004417 on the sticker",
+    "SKU ABCD-1234-EFGH-5678 arrived today",
+    "the account 12000000 belongs to the youth club",
+    "jump to #project1Modal now and fill it in",
+    "part number BRKT-00A2-1100 is on order",
+    'integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC"',
+    '<div id="#project1Modal"> holds the form',
+    "the regex is ^[A-Za-z0-9+/]{40}$ for tokens",
 ]
 
 HELD_OUT_NEGATIVES: list[str] = [
