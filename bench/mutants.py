@@ -918,6 +918,38 @@ MUTANTS: tuple[Mutant, ...] = (
         "any account number is taken for a bank's, with no bank in the sentence",
         ("tests/test_secrets.py::test_the_eleventh_round_block_is_caught_whole_and_flags_nothing",),
     ),
+    Mutant(
+        "stem-shared-down",
+        "reverie/rules/value_slots.py",
+        "_STEM_SHARED = 6",
+        "_STEM_SHARED = 5",
+        'words beginning with the same five letters ("transfer" / "transport") count as one',
+        ("tests/test_natural_corrections.py::test_other_values_do_not_compete_for_the_question",),
+    ),
+    Mutant(
+        "stem-shared-up",
+        "reverie/rules/value_slots.py",
+        "_STEM_SHARED = 6",
+        "_STEM_SHARED = 8",
+        '"inspector" no longer answers for "inspection"',
+        ("tests/test_natural_corrections.py::test_a_new_value_for_the_thing_asked_about_competes",),
+    ),
+    Mutant(
+        "asked-former-is-new",
+        "reverie/rules/value_slots.py",
+        "new_slots, old_slots = asserted(new_text), value_slots(old_text)",
+        "new_slots, old_slots = value_slots(new_text), value_slots(old_text)",
+        'a value named as former ("instead of 12") counts as one of the new text\'s values',
+        ("tests/test_natural_corrections.py::test_a_new_value_for_the_thing_asked_about_competes",),
+    ),
+    Mutant(
+        "asked-no-identifier",
+        "reverie/rules/value_slots.py",
+        "both = _identified(new_values & old_values)",
+        "both = frozenset()",
+        "an identifier both texts hold does not say what both are of",
+        ("tests/test_natural_corrections.py::test_a_new_value_for_the_thing_asked_about_competes",),
+    ),
 )
 
 

@@ -690,6 +690,21 @@ def test_other_things_do_not_compete(old: str, new: str) -> None:
             "We've got a summer intern: Jaylen Brooks, journalism student: Starts May 18.",
             "jaylen emailed, his semester runs late so he starts june 1 now.",
         ),
+        (  # the old value named as former in the new ("instead of 12") is not a new value
+            "how many transects do I run at the site?",
+            "I run 12 transects, 30 m each, perpendicular to shore",
+            "Whaler's Cove has a wider edge so we're laying 16 transects instead of 12.",
+        ),
+        (  # an identifier both hold says what both are of: its words are the question's
+            "what port is the api on?",
+            "our api is api.lanterndrift.gg on port 8080 rn, simple node thing",
+            "api.lanterndrift.gg is on 443 now, normal https.",
+        ),
+        (  # a word derived from the question's ("inspector" / "inspection")
+            "when is the Larkin elevator inspection?",
+            "Today's fun: The Larkin's annual elevator inspection is March 18.",
+            "no wait, the inspector just emailed, they need to move it — it's March 25 now.",
+        ),
         (
             "what's hendry charging for lamb shoulder?",
             "shoulder comes from hendry & sons, £9.80/kg.",
@@ -703,7 +718,6 @@ def test_a_new_value_for_the_thing_asked_about_competes(question: str, old: str,
     asked = words_of(question)
     assert competes_asked(new, old, asked)
     assert not competes(new, old)  # too few words shared without the question
-    assert not supersedes(new, old)  # it only orders search hits
 
 
 @pytest.mark.parametrize(
@@ -726,6 +740,18 @@ def test_a_new_value_for_the_thing_asked_about_competes(question: str, old: str,
             "what strength brine am I using?",
             "a 6% brine overnight",
             "the brine bucket is now in fridge 2B",
+        ),
+        # words that begin alike but are not derived ("transfer" / "transport")
+        (
+            "when is the transport booked?",
+            "the transport leaves on March 3",
+            "the transfer fee is now due March 9",
+        ),
+        # an identifier both hold whose words the question does not ask
+        (
+            "what port is the database on?",
+            "cache.example.io is on port 6379",
+            "cache.example.io runs 4 shards now",
         ),
         # the same kind of value about two people
         (
@@ -761,6 +787,7 @@ async def test_a_change_said_in_few_words_ranks_above_what_it_changes(
         h.text for h in await ns.search("what strength brine am I using for the pork chops?", k=5)
     ]
     assert hits.index(new) < hits.index(old)
+    assert not supersedes(new, old)  # it only orders search hits: both stay live
 
 
 def test_competing_needs_a_quarter_of_the_words_shared() -> None:

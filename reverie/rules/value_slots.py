@@ -4,6 +4,7 @@ licenses increased to $6,200"); docs/supersede.md, rule 4."""
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from typing import Final
@@ -506,7 +507,7 @@ def competes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
     measure. The question ties the two statements to one thing where their other words may
     not, so one shared word is enough; like
     :func:`competes`, this only orders search hits (the newer first)."""
-    new_slots, old_slots = value_slots(new_text), value_slots(old_text)
+    new_slots, old_slots = asserted(new_text), value_slots(old_text)  # not "instead of 12"
     new_values, old_values = {v for v, _, _ in new_slots}, {v for v, _, _ in old_slots}
     fresh = [s for s in new_slots if s[0] not in old_values]
     former = [s for s in old_slots if s[0] not in new_values]
@@ -519,12 +520,39 @@ def competes_asked(new_text: str, old_text: str, asked: frozenset[str]) -> bool:
         return False  # the same kind of value about Caroline and about Melanie
     whole_new = words_of(new_text) if len(new_slots) == 1 else frozenset()
     whole_old = words_of(old_text) if len(old_slots) == 1 else frozenset()
+    both = _identified(new_values & old_values)  # "api.lanterndrift.gg" in each: its API
     return any(
         slot_shape(s[0], s[2]) == slot_shape(o[0], o[2])
-        and (_about(s) | whole_new) & (_about(o) | whole_old) & asked
+        and _asks_of_both(asked, _about(s) | whole_new | both, _about(o) | whole_old | both)
         for s in fresh
         for o in former
     )
+
+
+def _identified(shared: set[str]) -> frozenset[str]:
+    """The words of the identifiers two texts share (a host, a path): what both are of."""
+    parts = (p for v in shared if shape(v) == "name" for p in re.split(r"[./:_@-]+", v))
+    return frozenset(stem(p) for p in parts if p.isalpha() and len(p) > 2)
+
+
+_DERIVED = 5  # letters of a word that begins another: one derived from the other
+_STEM_SHARED = 6  # letters two words begin with: "inspector" / "inspection"
+
+
+def _asks_of_both(asked: frozenset[str], new: frozenset[str], old: frozenset[str]) -> bool:
+    """A word of the question, or one derived from it ("inspector" / "inspection"), on
+    each side."""
+    return any(_holds(new, word) and _holds(old, word) for word in asked)
+
+
+def _holds(side: frozenset[str], word: str) -> bool:
+    return word in side or any(_derived(w, word) for w in side)
+
+
+def _derived(a: str, b: str) -> bool:
+    if min(len(a), len(b)) >= _DERIVED and (a.startswith(b) or b.startswith(a)):
+        return True
+    return len(os.path.commonprefix([a, b])) >= _STEM_SHARED
 
 
 _NOW: Final = re.compile(r"\b(?:now|currently|these days|at the moment|as of)\b", re.I)
