@@ -824,8 +824,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "role-holder-off",
         "reverie/rules/routing.py",
-        "    if _role_holder(text):",
-        "    if False:",
+        "    if _role_holder(text):\n        topic = anchor",
+        "    if False:\n        topic = anchor",
         "who holds a role is skipped as a plain event",
         ("tests/test_extraction_real.py::test_who_holds_a_role_is_a_value",),
     ),
@@ -949,6 +949,25 @@ MUTANTS: tuple[Mutant, ...] = (
         "both = frozenset()",
         "an identifier both texts hold does not say what both are of",
         ("tests/test_natural_corrections.py::test_a_new_value_for_the_thing_asked_about_competes",),
+    ),
+    Mutant(
+        "holders-all-names",
+        "reverie/rules/routing.py",
+        "theirs = names(old_text) - (_holders(new_text) or names(new_text))",
+        "theirs = names(old_text) - names(new_text)",
+        "a new holder's sentence that names the old one too no longer ranks above it",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_role_s_new_holder_ranks_above_the_old_one_it_mentions",
+        ),
+    ),
+    Mutant(
+        "role-not-a-switch",
+        "reverie/rules/routing.py",
+        "    if _role_holder(text):\n        return True  # who holds a role now",
+        "    if False:\n        return True  # who holds a role now",
+        "a role's holder said now is no switch to a name",
+        ("tests/test_natural_corrections.py::test_a_named_person_taking_over_is_a_switch",),
     ),
 )
 

@@ -900,9 +900,27 @@ async def test_a_person_taking_a_thing_over_ranks_above_who_held_it(
     assert hits.index(TILLY) < hits.index(SKYE)
 
 
+def test_a_role_s_new_holder_ranks_above_the_old_one_it_mentions() -> None:
+    """ "Kenji broke his wrist, so Marisol is my dive buddy" names the old holder too: the
+    name it gives the role now (Marisol) is what it switched to, so "My dive buddy is
+    Kenji" is the older value of one thing."""
+    new = (
+        "Lab news: Kenji broke his wrist (bike, not diving), so Marisol is my dive buddy for"
+        " the rest of the season."
+    )
+    assert says_switch(new)
+    assert switched_from(new, "My dive buddy is Kenji, another student in the lab.")
+    assert not switched_from(new, "Kenji plays five-a-side on Fridays.")  # no word shared
+
+
 @pytest.mark.parametrize(
     ("text", "switch"),
     [
+        ("our new treasurer will be Sam Ortiz", True),
+        ("odile is taking over sound, she did the audio on a game we like", True),
+        ("city. trent's taking over, he does a few other sparkies", True),
+        ("the new one is fine", False),
+        ("Mo is the best", False),
         ("Marcy Ng's taking over council from Dana.", True),
         ("Tilly is taking over the desk", True),
         ("so Priya took over the rota last week", True),

@@ -107,6 +107,8 @@ _TAKES_OVER = re.compile(
 def _switch(text: str) -> bool:
     if _SWITCH.search(text) or _named_change(text) or _TAKES_OVER.search(text):
         return True
+    if _role_holder(text):
+        return True  # who holds a role now: "…, so Marisol is my dive buddy"
     if any(c.isupper() for c in text):
         return False  # a writer who capitalises capitalises names
     return any(
@@ -136,7 +138,7 @@ def switched_from(new_text: str, old_text: str) -> bool:
     a word of what they share beside it ("… go through a Square reader …", "wholesale
     flowers from the Van Vliet truck"): for search, the newer one is the current one. Which
     name it replaced is not known, so this orders hits and never supersedes anything."""
-    theirs = names(old_text) - names(new_text)
+    theirs = names(old_text) - (_holders(new_text) or names(new_text))
     ours = _switch_words(new_text) if theirs else frozenset()
     if not ours:
         return False
@@ -290,7 +292,7 @@ _OWNER = re.compile(
 # Bakker is acting manager for the team", "Priya's our on-call this week" (who holds it is
 # the value; "Mo is the best" and "Friday is the deadline" are not)
 _ROLE: Final = re.compile(
-    r"^(?:(?:and|but|so|also|oh|ok|now)\W+)*"
+    r"(?:^|[,;:\u2014\u2013]\s+|\s-\s+)(?:(?:and|but|so|also|oh|ok|now)\W+)*"
     r"(?P<who>[A-Z][a-z]+(?:[ -][A-Z][a-z]+)?)(?:\s+is|['’]s)\s+(?:now\s+|also\s+|still\s+)?"
     r"(?:(?:my|our|the|their|his|her|your)\s+(?:new\s+)?|(?:acting|interim|new)\s+)"
     r"(?P<role>(?![a-z]+est\b)[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,2}?)"
@@ -299,9 +301,42 @@ _ROLE: Final = re.compile(
 )
 
 
+# "new rep is Kirra", "our new treasurer will be Sam Ortiz": a role's new holder
+_NEW_HOLDER: Final = re.compile(
+    r"(?:^|[,;:\u2014\u2013]\s+|\s-\s+|\b(?:and|so|but)\s+)(?:(?:the|our|my|his|her|their)\s+)?"
+    r"new\s+[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*)?\s+(?:is|will be)\s+"
+    r"(?P<who>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?=\s*(?:$|[.,;:!?)]|\s(?:and|but|so|from"
+    r"|who|she|he)\b))"
+)
+# a person taking a thing over, in a text written without capitals: "odile is taking over
+# sound", "trent's taking over"
+_TAKES_OVER_LOWER: Final = re.compile(
+    r"(?:^|[.!?,;:\u2014\u2013-]\s*|\b(?:so|and|but|now|then)\s+)(?P<who>[a-z]{2,})"
+    r"(?:['’]s|\s+is|\s+has|\s+will)?\s+(?:taking|takes|took|taken|take)\s+over\b"
+)
+
+
 def _role_holder(text: str) -> bool:
-    found = _ROLE.match(text)
-    return found is not None and found["who"].split()[0].lower() not in CALENDAR
+    """A person said to hold a role ("Osian is my captain", "…, so Marisol is my dive
+    buddy"), its new holder ("new rep is Kirra"), or who takes it over (a lowercase name
+    only from a writer who never capitalises: "odile is taking over sound")."""
+    found = _ROLE.search(text)
+    if found is not None and found["who"].split()[0].lower() not in CALENDAR:
+        return True
+    capitals = any(c.isupper() for c in text)
+    for pattern in (_NEW_HOLDER, *(() if capitals else (_TAKES_OVER_LOWER,))):
+        for hit in pattern.finditer(text):
+            who = hit["who"]
+            if who.lower() not in FUNCTION_WORDS:
+                return True
+    return False
+
+
+def _holders(text: str) -> frozenset[str]:
+    """The names a text gives as a role's holder now ("…, so Marisol is my dive buddy"):
+    other names it mentions (the one who left) are not what it switched to."""
+    found = [m["who"] for m in (_ROLE.search(text), *_NEW_HOLDER.finditer(text)) if m]
+    return frozenset(w.lower() for who in found for w in who.split())
 
 
 def _short_claim(text: str) -> bool:
