@@ -172,6 +172,9 @@ def test_the_eleventh_round_block_is_caught_whole_and_flags_nothing() -> None:
             "is 3-9-1-7, and explain the float.",
             "access-code",
         ),
+        # words between the padlock and a dial's numbers, no "is": only the combo rule reads it
+        ("the combination to the bike shed padlock by the back gate: 12 34 56", "access-code"),
+        ("the combination for the locker at the pool 12 34 56 please", "access-code"),
         # a lock named, then its code a sentence later
         (
             "the key box by the door is for late guests. The code at present is 7316.",
