@@ -969,6 +969,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "a role's holder said now is no switch to a name",
         ("tests/test_natural_corrections.py::test_a_named_person_taking_over_is_a_switch",),
     ),
+    Mutant(
+        "role-function-word",
+        "reverie/rules/routing.py",
+        "first not in CALENDAR and first not in FUNCTION_WORDS:",
+        "first not in CALENDAR:",
+        '"Here\'s the summary from the tracker" is read as who holds a role',
+        ("tests/test_extraction_real.py::test_who_holds_a_role_is_a_value",),
+    ),
 )
 
 

@@ -1209,6 +1209,8 @@ def test_a_preface_before_a_colon_goes_and_the_statement_after_it_stays(
         ("Mo is the best", False),
         ("June is the busiest month", False),
         ("Friday is the deadline", False),
+        ("Here's the summary from the tracker, Higher and Foundation combined", False),
+        ("That's the plan for now", False),
         ("Sarah is coming to the party.", False),
         ("Dai is a legend", False),
     ],

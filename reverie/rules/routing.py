@@ -321,8 +321,9 @@ def _role_holder(text: str) -> bool:
     buddy"), its new holder ("new rep is Kirra"), or who takes it over (a lowercase name
     only from a writer who never capitalises: "odile is taking over sound")."""
     found = _ROLE.search(text)
-    if found is not None and found["who"].split()[0].lower() not in CALENDAR:
-        return True
+    first = found["who"].split()[0].lower() if found else ""
+    if found is not None and first not in CALENDAR and first not in FUNCTION_WORDS:
+        return True  # not "Friday is the deadline", not "Here's the summary from …"
     capitals = any(c.isupper() for c in text)
     for pattern in (_NEW_HOLDER, *(() if capitals else (_TAKES_OVER_LOWER,))):
         for hit in pattern.finditer(text):
@@ -336,6 +337,7 @@ def _holders(text: str) -> frozenset[str]:
     """The names a text gives as a role's holder now ("…, so Marisol is my dive buddy"):
     other names it mentions (the one who left) are not what it switched to."""
     found = [m["who"] for m in (_ROLE.search(text), *_NEW_HOLDER.finditer(text)) if m]
+    found = [w for w in found if w.split()[0].lower() not in FUNCTION_WORDS | CALENDAR]
     return frozenset(w.lower() for who in found for w in who.split())
 
 
