@@ -878,8 +878,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "takes-over-off",
         "reverie/rules/routing.py",
-        "_named_change(text) or _TAKES_OVER.search(text):",
-        "_named_change(text):",
+        "for pattern in (_ROLE, _NEW_HOLDER, _TAKES_OVER)",
+        "for pattern in (_ROLE, _NEW_HOLDER)",
         "a named person taking a thing over is no switch to a name",
         ("tests/test_natural_corrections.py::test_a_named_person_taking_over_is_a_switch",),
     ),
@@ -972,8 +972,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "role-function-word",
         "reverie/rules/routing.py",
-        "first not in CALENDAR and first not in FUNCTION_WORDS:",
-        "first not in CALENDAR:",
+        "if who.split()[0].lower() not in FUNCTION_WORDS | CALENDAR",
+        "if who.split()[0].lower() not in CALENDAR",
         '"Here\'s the summary from the tracker" is read as who holds a role',
         ("tests/test_extraction_real.py::test_who_holds_a_role_is_a_value",),
     ),

@@ -19,7 +19,15 @@ from typing import Any, Final
 from reverie.rules.claims import IRREGULAR_PAST
 from reverie.rules.extraction import Tag, Weight, standing_request, weight
 from reverie.rules.identity import STYLE, name_in, timezone_in
-from reverie.rules.similarity import CALENDAR, STOPWORDS, is_value, measure_units, stem, tokens
+from reverie.rules.similarity import (
+    CALENDAR,
+    STOPWORDS,
+    derived,
+    is_value,
+    measure_units,
+    stem,
+    tokens,
+)
 from reverie.rules.supersede import keys, parse, subject_phrase
 from reverie.rules.value_slots import names, words_of
 
@@ -96,19 +104,12 @@ _FROM_NAME_TO_NAME = re.compile(
 )
 
 
-# a named person taking a thing over: "Marcy Ng's taking over council from Dana", "Tilly
-# is taking over the desk" (who holds it now is the value)
-_TAKES_OVER = re.compile(
-    r"(?:^|[,;:—–-]\s*|\b(?:so|and|but|now|then)\s+)(?:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
-    r"(?:['’]s|\s+is|\s+has|\s+will)?\s+(?:taking|takes|took|taken|take)\s+over\b"
-)
-
-
 def _switch(text: str) -> bool:
-    if _SWITCH.search(text) or _named_change(text) or _TAKES_OVER.search(text):
+    if _SWITCH.search(text) or _named_change(text):
         return True
     if _role_holder(text):
-        return True  # who holds a role now: "…, so Marisol is my dive buddy"
+        return True  # who holds a role now ("…, so Marisol is my dive buddy", "Tilly is
+        # taking over the desk")
     if any(c.isupper() for c in text):
         return False  # a writer who capitalises capitalises names
     return any(
@@ -150,7 +151,7 @@ def switched_from(new_text: str, old_text: str) -> bool:
         for j in range(max(0, i - _NEAR_NAME), min(len(words), i + _NEAR_NAME + 1))
         if words[j] not in theirs
     }
-    return any(_related(a, stem(b)) for a in ours for b in near if b.isalpha() and len(b) > 2)
+    return any(derived(a, stem(b)) for a in ours for b in near if b.isalpha() and len(b) > 2)
 
 
 def says_switch(text: str) -> bool:
@@ -165,11 +166,6 @@ def _switch_words(text: str) -> frozenset[str]:
     switch). Search compares one hit with each of the others: asked once per hit."""
     said = [s for s in _SENTENCE_END.split(text) if _switch(s) or _IS_NOW_NAMED.search(s)]
     return frozenset().union(*(words_of(sentence) for sentence in said))
-
-
-def _related(a: str, b: str) -> bool:
-    """One word or one derived from the other ("wholesale" / "wholesaler")."""
-    return a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
 
 
 # a thing's state said as current, of a subject of its own (not the speaker, not a
@@ -288,57 +284,57 @@ _OWNER = re.compile(
 )
 
 
+# where a clause starts: a sentence, or after a pause
+_CLAUSE_START = r"(?:^|[.!?,;:\u2014\u2013]\s+|\s-\s+|\b(?:and|but|so|now|then)\s+)"
+_PERSON = r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+)?"
 # a person as the holder of a role, said with a determiner: "Osian is my captain", "Joost
 # Bakker is acting manager for the team", "Priya's our on-call this week" (who holds it is
 # the value; "Mo is the best" and "Friday is the deadline" are not)
 _ROLE: Final = re.compile(
-    r"(?:^|[,;:\u2014\u2013]\s+|\s-\s+)(?:(?:and|but|so|also|oh|ok|now)\W+)*"
-    r"(?P<who>[A-Z][a-z]+(?:[ -][A-Z][a-z]+)?)(?:\s+is|['’]s)\s+(?:now\s+|also\s+|still\s+)?"
+    _CLAUSE_START + r"(?:(?:also|oh|ok)\W+)*"
+    rf"(?P<who>{_PERSON})(?:\s+is|['’]s)\s+(?:now\s+|also\s+|still\s+)?"
     r"(?:(?:my|our|the|their|his|her|your)\s+(?:new\s+)?|(?:acting|interim|new)\s+)"
     r"(?P<role>(?![a-z]+est\b)[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*){0,2}?)"
     r"(?=\s*(?:$|[.,;:!)]|\s(?:for|of|on|at|in|until|till|since|from|now|this|next|and|but"
     r"|so)\b))"
 )
-
-
 # "new rep is Kirra", "our new treasurer will be Sam Ortiz": a role's new holder
 _NEW_HOLDER: Final = re.compile(
-    r"(?:^|[,;:\u2014\u2013]\s+|\s-\s+|\b(?:and|so|but)\s+)(?:(?:the|our|my|his|her|their)\s+)?"
+    _CLAUSE_START + r"(?:(?:the|our|my|his|her|their)\s+)?"
     r"new\s+[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*)?\s+(?:is|will be)\s+"
-    r"(?P<who>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?=\s*(?:$|[.,;:!?)]|\s(?:and|but|so|from"
-    r"|who|she|he)\b))"
+    rf"(?P<who>{_PERSON})(?=\s*(?:$|[.,;:!?)]|\s(?:and|but|so|from|who|she|he)\b))"
 )
-# a person taking a thing over, in a text written without capitals: "odile is taking over
-# sound", "trent's taking over"
-_TAKES_OVER_LOWER: Final = re.compile(
-    r"(?:^|[.!?,;:\u2014\u2013-]\s*|\b(?:so|and|but|now|then)\s+)(?P<who>[a-z]{2,})"
+# a person taking a thing over: "Marcy Ng's taking over council from Dana", "Tilly is
+# taking over the desk"; from a writer who never capitalises, "odile is taking over sound"
+_TAKES_OVER: Final = re.compile(
+    _CLAUSE_START + rf"(?P<who>{_PERSON}|[a-z]{{2,}})"
     r"(?:['’]s|\s+is|\s+has|\s+will)?\s+(?:taking|takes|took|taken|take)\s+over\b"
 )
 
 
 def _role_holder(text: str) -> bool:
     """A person said to hold a role ("Osian is my captain", "…, so Marisol is my dive
-    buddy"), its new holder ("new rep is Kirra"), or who takes it over (a lowercase name
-    only from a writer who never capitalises: "odile is taking over sound")."""
-    found = _ROLE.search(text)
-    first = found["who"].split()[0].lower() if found else ""
-    if found is not None and first not in CALENDAR and first not in FUNCTION_WORDS:
-        return True  # not "Friday is the deadline", not "Here's the summary from …"
-    capitals = any(c.isupper() for c in text)
-    for pattern in (_NEW_HOLDER, *(() if capitals else (_TAKES_OVER_LOWER,))):
-        for hit in pattern.finditer(text):
-            who = hit["who"]
-            if who.lower() not in FUNCTION_WORDS:
-                return True
-    return False
+    buddy"), its new holder ("new rep is Kirra"), or who takes it over."""
+    return bool(_holders(text))
 
 
 def _holders(text: str) -> frozenset[str]:
-    """The names a text gives as a role's holder now ("…, so Marisol is my dive buddy"):
-    other names it mentions (the one who left) are not what it switched to."""
-    found = [m["who"] for m in (_ROLE.search(text), *_NEW_HOLDER.finditer(text)) if m]
-    found = [w for w in found if w.split()[0].lower() not in FUNCTION_WORDS | CALENDAR]
-    return frozenset(w.lower() for who in found for w in who.split())
+    """The names a text gives as a role's holder now (not "Friday is the deadline", not
+    "Here's the summary from …"; a lowercase name only from a writer who never
+    capitalises): other names it mentions (the one who left) are not what it switched to."""
+    capitals = any(c.isupper() for c in text)
+    found = [
+        hit["who"]
+        for pattern in (_ROLE, _NEW_HOLDER, _TAKES_OVER)
+        for hit in pattern.finditer(text)
+        if hit["who"][0].isupper() or not capitals
+    ]
+    return frozenset(
+        w.lower()
+        for who in found
+        if who.split()[0].lower() not in FUNCTION_WORDS | CALENDAR
+        for w in who.split()
+    )
 
 
 def _short_claim(text: str) -> bool:

@@ -96,6 +96,14 @@ def stem(word: str) -> str:
     return word
 
 
+DERIVED_MIN = 5  # letters of a word that begins another: one derived from the other
+
+
+def derived(a: str, b: str) -> bool:
+    """One word, or one derived from the other ("wholesale" / "wholesaler")."""
+    return a == b or (min(len(a), len(b)) >= DERIVED_MIN and (a.startswith(b) or b.startswith(a)))
+
+
 # One word for each way of saying the user favours something: "I like terse answers" and
 # "Prefers terse answers" are one preference.
 _CANONICAL: Final = {

@@ -23,6 +23,7 @@ from reverie.rules.similarity import (
     STOPWORDS,
     UNIT_SHAPES,
     canonical,
+    derived,
     is_value,
     shape,
     stem,
@@ -535,7 +536,6 @@ def _identified(shared: set[str]) -> frozenset[str]:
     return frozenset(stem(p) for p in parts if p.isalpha() and len(p) > 2)
 
 
-_DERIVED = 5  # letters of a word that begins another: one derived from the other
 _STEM_SHARED = 6  # letters two words begin with: "inspector" / "inspection"
 
 
@@ -546,13 +546,9 @@ def _asks_of_both(asked: frozenset[str], new: frozenset[str], old: frozenset[str
 
 
 def _holds(side: frozenset[str], word: str) -> bool:
-    return word in side or any(_derived(w, word) for w in side)
-
-
-def _derived(a: str, b: str) -> bool:
-    if min(len(a), len(b)) >= _DERIVED and (a.startswith(b) or b.startswith(a)):
-        return True
-    return len(os.path.commonprefix([a, b])) >= _STEM_SHARED
+    return any(
+        derived(w, word) or len(os.path.commonprefix([w, word])) >= _STEM_SHARED for w in side
+    )
 
 
 _NOW: Final = re.compile(r"\b(?:now|currently|these days|at the moment|as of)\b", re.I)
