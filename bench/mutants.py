@@ -243,8 +243,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "mailbox-bound",
         "reverie/bus/bus.py",
-        "anyio.create_memory_object_stream[Envelope](self._settings.mailbox_size)",
-        'anyio.create_memory_object_stream[Envelope](float("inf"))',
+        "_Mailbox(actor, self._settings.mailbox_size)",
+        '_Mailbox(actor, float("inf"))',
         "an actor's mailbox is unbounded (no back-pressure)",
         ("tests/test_bus.py::test_mailbox_is_bounded_and_applies_back_pressure",),
     ),
@@ -960,6 +960,25 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/test_natural_corrections.py::"
             "test_a_role_s_new_holder_ranks_above_the_old_one_it_mentions",
         ),
+    ),
+    Mutant(
+        "reply-never-wakes",
+        "reverie/bus/messages.py",
+        "            self._event.set()",
+        "            pass",
+        "an asker that waits before the answer is never woken by it",
+        (
+            "tests/test_bus.py::"
+            "test_a_reply_wakes_an_asker_that_waits_and_answers_one_that_comes_late",
+        ),
+    ),
+    Mutant(
+        "temp-name-shared",
+        "reverie/stores/projection.py",
+        'f".{path.name}.{os.getpid()}-{threading.get_ident()}"',
+        'f".{path.name}.tmp"',
+        "two threads writing one projection share a temporary file",
+        ("tests/test_projections.py::test_two_threads_writing_one_file_never_mix",),
     ),
     Mutant(
         "role-not-a-switch",

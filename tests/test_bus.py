@@ -359,3 +359,33 @@ async def test_an_ask_here_meets_the_kill_switch_the_failure_path_and_a_closed_b
         with pytest.raises(ClosedError):
             await bus.ask(Ping("a", 1), here=True)
     assert [x for x in Recorder.log if x[0] == "got"] == []
+
+
+async def test_a_reply_wakes_an_asker_that_waits_and_answers_one_that_comes_late() -> None:
+    """An asker waiting before the answer is woken by it (a value or an error); one asking
+    after it gets it at once; a reply is answered once only."""
+    from reverie.bus.messages import Reply
+
+    early, failing, got = Reply(), Reply(), []
+
+    async def wait_for(reply: Reply) -> None:
+        try:
+            got.append(await reply.wait())
+        except ClosedError as exc:
+            got.append(str(exc))
+
+    with anyio.fail_after(10):  # a reply that never wakes its asker fails, not hangs
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait_for, early)
+            tg.start_soon(wait_for, failing)
+            await anyio.wait_all_tasks_blocked()
+            assert got == [] and not early.done
+            early.set(7)
+            early.set(8)  # answered once only
+            failing.fail(ClosedError("stopped"))
+    assert got == [7, "stopped"]
+    late = Reply()
+    late.fail(ValueError("no"))
+    late.set(1)
+    with pytest.raises(ValueError, match="no"):
+        await late.wait()

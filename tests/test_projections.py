@@ -87,3 +87,46 @@ async def test_removing_the_last_entry_empties_the_file(tmp_path: Path) -> None:
                 "REMOVED",
             )
     assert (tmp_path / "default" / "SOUL.md").read_text() == ""
+
+
+def test_an_atomic_write_leaves_the_file_private_and_no_temporary_behind(tmp_path: Path) -> None:
+    """The temporary file is named for the writing process and thread: it is renamed over
+    the file (mode 0600: memory files hold personal data), and a write that fails midway
+    leaves the old file whole and no temporary file behind."""
+    import os
+    import stat
+
+    import pytest
+
+    from reverie.stores.projection import atomic_write
+
+    path = tmp_path / "topics" / "deploy" / "summary.md"
+    atomic_write(path, "port 8080\n")  # its folder made on the first write
+    atomic_write(path, "port 9090\n")
+    assert path.read_text(encoding="utf-8") == "port 9090\n"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with pytest.raises(UnicodeEncodeError):
+        atomic_write(path, "half \ud800 written")  # a lone surrogate cannot be encoded
+    assert path.read_text(encoding="utf-8") == "port 9090\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["summary.md"]
+
+
+def test_two_threads_writing_one_file_never_mix(tmp_path: Path) -> None:
+    """Writers outside the projection lock (``doctor``) may write one file at once from two
+    threads: each has a temporary file of its own, so every write lands whole."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reverie.stores.projection import atomic_write
+
+    path = tmp_path / "MEMORY.md"
+    texts = [str(n) * (1000 + 4000 * (n % 2)) for n in range(2)]
+
+    def write(n: int) -> None:
+        for _ in range(300):
+            atomic_write(path, texts[n])
+            assert path.read_text(encoding="utf-8") in texts
+
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(write, n) for n in range(2)]:
+            future.result()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]

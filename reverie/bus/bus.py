@@ -47,11 +47,39 @@ class OverBudget(TimeoutError):
 
 @dataclass
 class _Mailbox:
-    send: MemoryObjectSendStream[Envelope]
-    receive: MemoryObjectReceiveStream[Envelope]
+    """An actor's mailbox. Its stream is made when a message is first sent through it: a
+    mailbox opened for an ask run on the asker's task (:meth:`Bus._ask_here`) mostly never
+    queues anything, and then costs no stream."""
+
     actor: Actor
+    size: int
     pending: int = 0
     asks: list[Reply] = field(default_factory=list)
+    _stream: tuple[MemoryObjectSendStream[Envelope], MemoryObjectReceiveStream[Envelope]] | None = (
+        None
+    )
+
+    @property
+    def send(self) -> MemoryObjectSendStream[Envelope]:
+        return self._streams()[0]
+
+    @property
+    def receive(self) -> MemoryObjectReceiveStream[Envelope]:
+        return self._streams()[1]
+
+    def _streams(
+        self,
+    ) -> tuple[MemoryObjectSendStream[Envelope], MemoryObjectReceiveStream[Envelope]]:
+        if self._stream is None:
+            self._stream = anyio.create_memory_object_stream[Envelope](self.size)
+        return self._stream
+
+    def close(self, *, receiving: bool = True) -> None:
+        """Close its sending end (and its receiving end), if it was ever made."""
+        if self._stream is not None:
+            self._stream[0].close()
+            if receiving:
+                self._stream[1].close()
 
 
 def _handled(box: _Mailbox, envelope: Envelope) -> None:
@@ -73,6 +101,17 @@ async def _within_budget(kind: str, actor: Actor, envelope: Envelope) -> Any:
         return await actor.on_receive(envelope)
     assert scope.cancelled_caught
     raise OverBudget(f"{kind} gave no answer within its {actor.budget_s:g} s budget; cancelled")
+
+
+def _span_attributes(kind: str, envelope: Envelope) -> dict[str, str | int]:
+    attributes: dict[str, str | int] = {
+        "reverie.actor": kind,
+        "reverie.namespace": envelope.message.namespace,
+        "reverie.message.id": envelope.id,
+    }
+    if envelope.cause_id is not None:
+        attributes["reverie.message.cause_id"] = envelope.cause_id
+    return attributes
 
 
 class Bus:
@@ -186,8 +225,7 @@ class Bus:
             if envelope.reply is not None:
                 envelope.reply.fail(ActorDisabled(f"{kind} is disabled by configuration"))
             return None
-        send, receive = anyio.create_memory_object_stream[Envelope](self._settings.mailbox_size)
-        box = _Mailbox(send, receive, actor=actor)
+        box = _Mailbox(actor, self._settings.mailbox_size)
         self._mailboxes[key] = box
         if self._idle.is_set():
             self._idle = anyio.Event()
@@ -252,7 +290,7 @@ class Bus:
         actor waiting on this one sees its end and stops."""
         if self._mailboxes.get(key) is box:
             del self._mailboxes[key]
-        box.send.close()
+        box.close(receiving=False)
 
     async def _run(
         self, kind: str, key: tuple[str, str], box: _Mailbox, started: bool = False
@@ -279,8 +317,7 @@ class Bus:
         failed, the actor's ``on_stop`` runs shielded."""
         if self._mailboxes.get(key) is box:
             del self._mailboxes[key]
-        box.send.close()
-        box.receive.close()
+        box.close()
         for reply in box.asks:
             reply.fail(ClosedError(f"{kind} stopped before answering"))
         if _overrides(box.actor, "on_stop"):
@@ -293,53 +330,57 @@ class Bus:
             self._idle.set()
 
     async def _handle(self, kind: str, actor: Actor, envelope: Envelope) -> None:
+        """One message in the actor's span (a child of the sender's), within its budget; a
+        failure is logged, counted, on the span and the asker's, never raised here. The
+        span is started and made current by hand: the context managers that would do it
+        cost more than the rest of an ask to an idle stage."""
         message = envelope.message
-        token = otel_context.attach(envelope.context)
+        span = self._tracer.start_span(
+            f"reverie.{kind} {type(message).__name__}",
+            context=envelope.context,
+            attributes=_span_attributes(kind, envelope),
+        )
+        token = otel_context.attach(trace.set_span_in_context(span, envelope.context))
         try:
-            attributes: dict[str, str | int] = {
-                "reverie.actor": kind,
-                "reverie.namespace": message.namespace,
-                "reverie.message.id": envelope.id,
-            }
-            if envelope.cause_id is not None:
-                attributes["reverie.message.cause_id"] = envelope.cause_id
-            with self._tracer.start_as_current_span(
-                f"reverie.{kind} {type(message).__name__}",
-                attributes=attributes,
-                record_exception=False,
-                set_status_on_exception=False,
-            ) as span:
-                if envelope.reply is not None and not envelope.reply.take():
-                    span.set_attribute("reverie.withdrawn", True)  # its asker gave up
-                    return
-                try:
-                    result = await _within_budget(kind, actor, envelope)
-                except Exception as exc:
-                    self.failures += 1
-                    error = bounded(repr(exc))
-                    span.add_event(
-                        "exception",
-                        {"exception.type": type(exc).__name__, "exception.message": error},
-                    )
-                    span.set_status(Status(StatusCode.ERROR, error))
-                    log.error(
-                        "actor_failed",
-                        actor=kind,
-                        namespace=message.namespace,
-                        message=type(message).__name__,
-                        error=error,
-                    )
-                    if envelope.reply is not None:  # the asker only ever sees reverie's tree
-                        envelope.reply.fail(as_reverie_error(exc))
-                    try:
-                        await actor.on_failure(envelope, exc)
-                    except Exception as again:
-                        log.error("actor_on_failure_failed", actor=kind, error=repr(again))
-                else:
-                    if envelope.reply is not None:
-                        envelope.reply.set(result)
+            if envelope.reply is not None and not envelope.reply.take():
+                span.set_attribute("reverie.withdrawn", True)  # its asker gave up
+                return
+            try:
+                result = await _within_budget(kind, actor, envelope)
+            except Exception as exc:
+                await self._failed(kind, actor, envelope, span, exc)
+            else:
+                if envelope.reply is not None:
+                    envelope.reply.set(result)
         finally:
             otel_context.detach(token)
+            span.end()
+
+    async def _failed(
+        self, kind: str, actor: Actor, envelope: Envelope, span: trace.Span, exc: Exception
+    ) -> None:
+        """Fail-silent: the failure counted, on the span and in the log; the asker gets it
+        as reverie's error; the actor's ``on_failure`` runs."""
+        self.failures += 1
+        error = bounded(repr(exc))
+        span.add_event(
+            "exception", {"exception.type": type(exc).__name__, "exception.message": error}
+        )
+        span.set_status(Status(StatusCode.ERROR, error))
+        message = envelope.message
+        log.error(
+            "actor_failed",
+            actor=kind,
+            namespace=message.namespace,
+            message=type(message).__name__,
+            error=error,
+        )
+        if envelope.reply is not None:  # the asker only ever sees reverie's tree
+            envelope.reply.fail(as_reverie_error(exc))
+        try:
+            await actor.on_failure(envelope, exc)
+        except Exception as again:
+            log.error("actor_on_failure_failed", actor=kind, error=repr(again))
 
     def subscriptions(self) -> list[tuple[str, str]]:
         """Who receives what: (message type, actor) pairs, in subscription order."""

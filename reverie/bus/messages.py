@@ -180,14 +180,15 @@ class Reply:
     the ask up yet, it never will, so the asker knows its request was withdrawn whole."""
 
     def __init__(self) -> None:
-        self._done = anyio.Event()
+        self._done = False
+        self._event: anyio.Event | None = None  # made only for an asker that must wait
         self._value: Any = None
         self._error: BaseException | None = None
         self.started = False
 
     def take(self) -> bool:
         """The actor takes the ask up; False when its asker abandoned it first (skip it)."""
-        if self._done.is_set():
+        if self._done:
             return False
         self.started = True
         return True
@@ -201,21 +202,31 @@ class Reply:
         return True
 
     def set(self, value: Any) -> None:
-        if not self._done.is_set():
+        if not self._done:
             self._value = value
-            self._done.set()
+            self._settle()
 
     def fail(self, error: BaseException) -> None:
-        if not self._done.is_set():
+        if not self._done:
             self._error = error
-            self._done.set()
+            self._settle()
+
+    def _settle(self) -> None:
+        self._done = True
+        if self._event is not None:
+            self._event.set()
 
     @property
     def done(self) -> bool:
-        return self._done.is_set()
+        return self._done
 
     async def wait(self) -> Any:
-        await self._done.wait()
+        """The answer; an ask answered already (run on the asker's own task) costs no
+        event and no wait."""
+        if not self._done:
+            if self._event is None:
+                self._event = anyio.Event()
+            await self._event.wait()
         if self._error is not None:
             raise self._error
         return self._value

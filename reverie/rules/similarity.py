@@ -84,8 +84,10 @@ def normalise(text: str) -> str:
 _SIBILANTS: Final = ("s", "x", "z", "ch", "sh", "o")  # "boxes", "potatoes"
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A deliberately light suffix stripper: enough to equate 'deploys' and 'deploy'."""
+    """A deliberately light suffix stripper: enough to equate 'deploys' and 'deploy'.
+    Cached: a vocabulary is small and every text's words are stemmed again and again."""
     if is_value(word) or len(word) <= 4:
         return word
     for suffix in ("ing", "ies", "ed", "es", "s"):

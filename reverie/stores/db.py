@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -142,8 +142,8 @@ class Database:
             if not job.started:
                 queue.remove(job)  # cancelled while waiting: it never runs
             raise
-        with anyio.CancelScope(shield=True):
-            await job.done.wait()
+        # a job run by another task's group finished before that task let the lock go
+        assert job.finished
         if job.error is not None:
             raise job.error
 
@@ -171,7 +171,7 @@ class Database:
                     job.error = job.error or exc
             finally:
                 for job in group:
-                    job.done.set()
+                    job.finished = True
 
     @staticmethod
     def _open(conn: sqlite3.Connection | None) -> sqlite3.Connection:
@@ -308,9 +308,9 @@ class _Job:
     body: Callable[[sqlite3.Connection], Any]
     then: Callable[[sqlite3.Connection, Any], None] | None
     started: bool = False
+    finished: bool = False
     result: Any = None
     error: BaseException | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
 
 
 def _in_group(turns: Turns | None, conn: sqlite3.Connection, group: list[_Job]) -> None:

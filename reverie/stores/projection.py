@@ -13,7 +13,7 @@ import fcntl
 import json
 import os
 import sqlite3
-import tempfile
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,18 +31,24 @@ FILES = {"memory": "MEMORY.md", "user": "USER.md", "soul": "SOUL.md"}
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader sees the old or the new file, never a mix."""
+    """Write ``text`` to ``path`` so a reader sees the old or the new file, never a mix.
+
+    The temporary file is named for this process and thread (``.summary.md.<pid>-<tid>``):
+    no other writer can hold that name, so it needs no random one (``tempfile``'s name
+    generator was a tenth of a summary's projection)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
     try:  # the folder is there but for a file's first write: no mkdir on the hot path
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd = os.open(tmp, flags, 0o600)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd = os.open(tmp, flags, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
