@@ -981,6 +981,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_projections.py::test_two_threads_writing_one_file_never_mix",),
     ),
     Mutant(
+        "distill-wait-kept",
+        "reverie/actors/distiller.py",
+        "review_state.drop_many(conn, self.namespace, drops)",
+        "None",
+        "a topic's wait for a fuller batch outlives its summary (the next is asked at once)",
+        ("tests/test_review.py::test_a_lone_topic_is_asked_about_once_it_has_waited_a_week",),
+    ),
+    Mutant(
         "role-not-a-switch",
         "reverie/rules/routing.py",
         "    if _role_holder(text):\n        return True  # who holds a role now",

@@ -87,19 +87,24 @@ class TopicResult:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.ts is None else {"ts": self.ts}
-        out.update(topic=self.topic, status=self.status)
-        optional = (
-            ("error", self.error),
-            ("reason", self.reason),
-            ("facts", self.facts),
-            ("chars", self.chars),
-            ("watermark", self.watermark),
-            ("by", self.by),
-            ("input_tokens", self.input_tokens),
-            ("output_tokens", self.output_tokens),
-        )
-        out.update((key, value) for key, value in optional if value is not None)
+        out["topic"], out["status"] = self.topic, self.status
+        for key in _TOPIC_OPTIONAL:
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
         return out
+
+
+_TOPIC_OPTIONAL = (
+    "error",
+    "reason",
+    "facts",
+    "chars",
+    "watermark",
+    "by",
+    "input_tokens",
+    "output_tokens",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +293,13 @@ class NamespaceReport:
     reason: str | None = None
     stages: tuple[StageReport, ...] = ()
     duration_ms: float = 0.0
-    text: str = ""
+
+    @property
+    def text(self) -> str:
+        """The pass rendered for a host (see :func:`render`); "" when it did not run."""
+        return (
+            render(self.namespace, [stage.to_dict() for stage in self.stages]) if self.ran else ""
+        )
 
     def stage(self, name: str) -> StageReport:
         """The report of stage ``name`` (KeyError when the pass has none)."""
@@ -302,10 +313,27 @@ class NamespaceReport:
         if self.reason is not None:
             out["reason"] = self.reason
         if self.ran:
-            out["stages"] = [stage.to_dict() for stage in self.stages]
+            stages = [stage.to_dict() for stage in self.stages]
+            out["stages"] = stages
             out["duration_ms"] = self.duration_ms
-            out["text"] = self.text
+            out["text"] = render(self.namespace, stages)  # from the dicts made once
         return out
+
+
+def render(namespace: str, stages: list[dict[str, Any]]) -> str:
+    """A pass as text a host may show the agent, marked so the extractor never takes it for
+    something the conversation said: each stage's status and its scalar details, in the
+    order of its report's dict (``stages``: the stage reports' dicts)."""
+    lines = [f'<reverie-report namespace="{namespace}">']
+    for stage in stages:
+        details = ", ".join(
+            f"{key}={value}"
+            for key, value in stage.items()
+            if key not in {"stage", "status"} and isinstance(value, (int, str))
+        )
+        lines.append(f"{stage['stage']}: {stage['status']}" + (f" ({details})" if details else ""))
+    lines.append("</reverie-report>")
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True, slots=True)

@@ -592,6 +592,11 @@ async def test_a_lone_topic_is_asked_about_once_it_has_waited_a_week(
         await save(rv, "services", *service_facts(11, 1))
         assert distill_round(await rv.review(force=True)) == [("distilled", "offline")]
         assert await distill_calls(rv) == 1
+        # once asked, its wait is over: regrown, it waits a fresh week from now
+        clock.advance(timedelta(days=1))
+        await save(rv, "services", *service_facts(12, 14))
+        assert distill_round(await rv.review(force=True)) == [("deferred", None)]
+        assert await distill_calls(rv) == 1
 
 
 async def test_a_summary_by_the_rules_ends_the_wait_to_regrow(

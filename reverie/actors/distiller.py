@@ -33,6 +33,7 @@ from reverie.rules.consolidation import summarise, summary_problem, text_size
 from reverie.stores import generated, review_state, topics
 from reverie.stores.db import fetchone
 from reverie.stores.records import Fact
+from reverie.stores.summaries import summary_key, watermark_key
 from reverie.telemetry.logs import get_logger, info_wanted
 
 log = get_logger("reverie.distiller")
@@ -61,14 +62,6 @@ class Draft:
 
 def _fact_item(fact: Fact) -> dict[str, Any]:
     return {"id": fact.id, "content": fact.content, "depth": fact.depth, "since": fact.created_at}
-
-
-def watermark_key(topic: str) -> str:
-    return f"distill:watermark:{topic}"
-
-
-def summary_key(topic: str) -> str:
-    return f"summary:{topic}"
 
 
 def waiting_key(topic: str) -> str:
@@ -191,30 +184,29 @@ class Distiller(Stage):
 
         def store(conn: sqlite3.Connection) -> None:
             stamp = self.now()
-            for topic in waits:
-                review_state.put(conn, self.namespace, waiting_key(topic), stamp, stamp)
-            for record in done:
+            puts: dict[str, Any] = {waiting_key(topic): stamp for topic in waits}
+            drops: list[str] = []
+            for record, detail in zip(done, records, strict=False):  # records: done's first
                 topic, summary = record.topic, str(drafts[record.topic].summary)
-                review_state.drop(conn, self.namespace, waiting_key(topic))
-                review_state.put(conn, self.namespace, summary_key(topic), summary, stamp)
-                review_state.put(
-                    conn, self.namespace, watermark_key(topic), record.watermark, stamp
-                )
+                drops.append(waiting_key(topic))
+                puts[summary_key(topic)] = summary
+                puts[watermark_key(topic)] = record.watermark
                 if record.by != BY_RULES:
-                    size = text_size(_sized(drafts[topic].live))
-                    review_state.put(conn, self.namespace, asked_key(topic), size, stamp)
+                    puts[asked_key(topic)] = text_size(_sized(drafts[topic].live))
                 else:  # the rules' summary replaced the model's: regrow from it no more
-                    review_state.drop(conn, self.namespace, asked_key(topic))
+                    drops.append(asked_key(topic))
                 generated.remember(conn, self.namespace, summary, f"distiller:{topic}", stamp)
                 self.audit(
                     conn,
                     "distill",
                     "DONE",
                     f"topic:{topic}",
-                    record.to_dict(),
+                    detail,
                     target=topic,
                     after={"summary": summary},
                 )
+            review_state.put_many(conn, self.namespace, puts, stamp)
+            review_state.drop_many(conn, self.namespace, drops)  # after: a wait that ended
             self.done(conn, {"topics": {r.topic: r.status for r in results}})
 
         # in a pass, the summaries join its closing transaction (one commit for the pass);

@@ -163,8 +163,8 @@ class Linter(Stage):
         starts with it."""
         deadline = time.monotonic() + self.cfg.breaker_s
         scan = self._scan(conn, deadline)
-        scan.seen = list(review_state.get(conn, self.namespace, SEEN, []))
-        scan.asked = list(review_state.get(conn, self.namespace, ASKED, []))
+        kept = review_state.values(conn, self.namespace, [SEEN, ASKED])
+        scan.seen, scan.asked = list(kept.get(SEEN, [])), list(kept.get(ASKED, []))
         scan.deadline = deadline
         return scan
 

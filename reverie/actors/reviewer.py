@@ -27,7 +27,7 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -164,10 +164,13 @@ class Reviewer(Actor, Clocked):
             closing = _Closing(stages, force, duration_ms, start.began_at)
             with anyio.CancelScope(shield=True):
                 await self._close(closing, outcomes if complete else None)
-        report = NamespaceReport(
-            self.namespace, ran=True, force=force, stages=tuple(stages), duration_ms=duration_ms
+        return NamespaceReport(
+            self.namespace,
+            ran=True,
+            force=force,
+            stages=tuple(stages),
+            duration_ms=duration_ms,
         )
-        return replace(report, text=render(report))
 
     async def _turn(self, name: str, ask: StageDue, reports: list[StageReport]) -> Any:
         """One stage's turn: its outcome, or None (disabled, failed, over budget), reported
@@ -335,19 +338,3 @@ def _append_logs(landed: list[Pending]) -> None:
 def _last_key(stage: str) -> str:
     """The review-state key of a stage's last run."""
     return f"{stage}:last_run"
-
-
-def render(report: NamespaceReport) -> str:
-    """The pass as text a host may show the agent, marked so the extractor never takes it
-    for something the conversation said: each stage's status and its scalar details, in the
-    order of its report's dict."""
-    lines = [f'<reverie-report namespace="{report.namespace}">']
-    for stage in report.stages:
-        details = ", ".join(
-            f"{key}={value}"
-            for key, value in stage.to_dict().items()
-            if key not in {"stage", "status"} and isinstance(value, int | str)
-        )
-        lines.append(f"{stage.stage}: {stage.status}" + (f" ({details})" if details else ""))
-    lines.append("</reverie-report>")
-    return "\n".join(lines)

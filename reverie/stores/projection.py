@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import yaml
 
@@ -50,6 +50,17 @@ def atomic_write(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _opened(path: Path, mode: str) -> IO[Any]:
+    """``path`` opened to append, its folder made first when missing (tried only then: no
+    look at the folder on the hot path)."""
+    encoding = None if "b" in mode else "utf-8"
+    try:
+        return open(path, mode, encoding=encoding)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, mode, encoding=encoding)
 
 
 def add_event(fact: Fact, formerly: Sequence[str] = ()) -> dict[str, Any]:
@@ -112,13 +123,13 @@ class Projector:
         return self.home / namespace
 
     def entry_file(self, namespace: str, target: str) -> Path:
-        return self.namespace_dir(namespace) / FILES[target]
+        return self.home.joinpath(namespace, FILES[target])
 
     def history_file(self, namespace: str, topic: str) -> Path:
-        return self.namespace_dir(namespace) / "topics" / topic / "history.jsonl"
+        return self.home.joinpath(namespace, "topics", topic, "history.jsonl")
 
     def skill_file(self, namespace: str, name: str) -> Path:
-        return self.namespace_dir(namespace) / "skills" / name / "SKILL.md"
+        return self.home.joinpath(namespace, "skills", name, "SKILL.md")
 
     def write_entries(self, conn: sqlite3.Connection, namespace: str, target: str) -> None:
         """Re-render MEMORY.md / USER.md / SOUL.md from the live entries, reading them under
@@ -144,10 +155,10 @@ class Projector:
         self._flocked(append)
 
     def log_file(self, namespace: str, name: str) -> Path:
-        return self.namespace_dir(namespace) / "logs" / "wiki" / f"{name}.jsonl"
+        return self.home.joinpath(namespace, "logs", "wiki", f"{name}.jsonl")
 
     def summary_file(self, namespace: str, topic: str) -> Path:
-        return self.namespace_dir(namespace) / "topics" / topic / "summary.md"
+        return self.home.joinpath(namespace, "topics", topic, "summary.md")
 
     def append_log(self, namespace: str, name: str, records: list[dict[str, Any]]) -> None:
         """Append records to one of the jsonl log family (distill, promotions, conflicts,
@@ -158,9 +169,7 @@ class Projector:
             return
         path = self.log_file(namespace, name)
         lines = "".join(_line(r) for r in records)
-        if not path.parent.is_dir():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
+        with _opened(path, "a") as handle:
 
             def append() -> None:
                 handle.write(lines)
@@ -195,9 +204,7 @@ class Projector:
 
     def _flocked(self, write: Callable[[], T]) -> T:
         """Run one file write under the cross-process lock, all in the calling thread."""
-        if not self.home.is_dir():
-            self.home.mkdir(parents=True, exist_ok=True)
-        with open(self._lock_path, "a+b") as handle:
+        with _opened(self._lock_path, "a+b") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
                 return write()
@@ -277,7 +284,7 @@ class Projector:
             ):
                 findings.append(f"{namespace}/{name}: entries the database never held")
         known = set(topics.names(conn, namespace))
-        for path in sorted((self.namespace_dir(namespace) / "topics").glob("*/history.jsonl")):
+        for path in sorted(self.home.joinpath(namespace, "topics").glob("*/history.jsonl")):
             topic = path.parent.name
             if not _size(path):
                 continue

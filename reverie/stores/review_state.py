@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from reverie.stores.db import fetchone
@@ -30,12 +31,27 @@ def values(conn: sqlite3.Connection, namespace: str, keys: list[str]) -> dict[st
     return {key: json.loads(value) for key, value in rows}
 
 
+_PUT = (
+    "INSERT INTO review_state (namespace, key, value, updated_at) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
+    " updated_at = excluded.updated_at"
+)
+
+
 def put(conn: sqlite3.Connection, namespace: str, key: str, value: Any, when: str) -> None:
-    conn.execute(
-        "INSERT INTO review_state (namespace, key, value, updated_at) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
-        " updated_at = excluded.updated_at",
-        (namespace, key, json.dumps(value, sort_keys=True), when),
+    conn.execute(_PUT, (namespace, key, json.dumps(value, sort_keys=True), when))
+
+
+def put_many(
+    conn: sqlite3.Connection, namespace: str, values: Mapping[str, Any], when: str
+) -> None:
+    """Several keys of one namespace in one statement run for each (a stage's round)."""
+    conn.executemany(
+        _PUT,
+        [
+            (namespace, key, json.dumps(value, sort_keys=True), when)
+            for key, value in values.items()
+        ],
     )
 
 
@@ -136,3 +152,13 @@ def refreshes(conn: sqlite3.Connection, namespace: str) -> dict[str, dict[str, A
 
 def drop(conn: sqlite3.Connection, namespace: str, key: str) -> None:
     conn.execute("DELETE FROM review_state WHERE namespace = ? AND key = ?", (namespace, key))
+
+
+def drop_many(conn: sqlite3.Connection, namespace: str, keys: Collection[str]) -> None:
+    """Several keys of one namespace in one statement (none: no statement)."""
+    if keys:
+        marks = ", ".join("?" * len(keys))
+        conn.execute(
+            f"DELETE FROM review_state WHERE namespace = ? AND key IN ({marks})",
+            (namespace, *keys),
+        )

@@ -16,9 +16,13 @@ def summary_key(topic: str) -> str:
     return f"summary:{topic}"
 
 
+def watermark_key(topic: str) -> str:
+    return f"distill:watermark:{topic}"
+
+
 def stale(conn: sqlite3.Connection, namespace: str, topic: str) -> bool:
     """Whether the topic gained a fact past the one its summary was distilled up to."""
-    watermark = int(review_state.get(conn, namespace, f"distill:watermark:{topic}", 0))
+    watermark = int(review_state.get(conn, namespace, watermark_key(topic), 0))
     return topics.last_change(conn, namespace, topic) > watermark
 
 
@@ -44,7 +48,9 @@ def current(
 ) -> str:
     """The distilled summary, or — when the topic changed since — its newest live facts
     within ``budget`` chars; "" for a topic never summarised."""
-    summary = str(review_state.get(conn, namespace, summary_key(topic), "") or "")
-    if summary and stale(conn, namespace, topic):
+    keys = [summary_key(topic), watermark_key(topic)]
+    kept = review_state.values(conn, namespace, keys)  # the summary and its mark, one read
+    summary = str(kept.get(keys[0]) or "")
+    if summary and topics.last_change(conn, namespace, topic) > int(kept.get(keys[1], 0)):
         return newest(topics.newest(conn, namespace, topic, NEWEST), budget, separator)
     return summary
