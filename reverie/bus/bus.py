@@ -45,7 +45,7 @@ class OverBudget(TimeoutError):
     """The actor overran its time budget on one message (it was cancelled)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Mailbox:
     """An actor's mailbox. Its stream is made when a message is first sent through it: a
     mailbox opened for an ask run on the asker's task (:meth:`Bus._ask_here`) mostly never

@@ -179,6 +179,8 @@ class Reply:
     An asker that gives up (cancelled, timed out) *abandons* it: if the actor had not taken
     the ask up yet, it never will, so the asker knows its request was withdrawn whole."""
 
+    __slots__ = ("_done", "_event", "_value", "_error", "started")
+
     def __init__(self) -> None:
         self._done = False
         self._event: anyio.Event | None = None  # made only for an asker that must wait
