@@ -464,6 +464,25 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_secrets.py::test_secret_kind_names_the_kind_and_redact_marks_it",),
     ),
     Mutant(
+        "card-glued-to-letters",
+        "reverie/rules/secret_formats.py",
+        'r"(?<![\\w-])[2-6]',
+        'r"(?<![\\d-])[2-6]',
+        "a Luhn-valid digit run inside a hex id is redacted as a card number",
+        ("tests/test_secrets.py::test_digits_glued_to_letters_are_no_card_number",),
+    ),
+    Mutant(
+        "promoter-redacts-entry-id",
+        "reverie/actors/promoter.py",
+        "entry_id=entry_id,  # reverie's own id",
+        "entry_id=None if entry_id is None else redact(entry_id),  # reverie's own id",
+        "the promoter redacts its rule's entry id and so loses the rule",
+        (
+            "tests/test_invariants.py::"
+            "test_a_promoted_rule_is_found_again_whatever_its_entry_id_looks_like",
+        ),
+    ),
+    Mutant(
         "denial-hides-summary",
         "reverie/rules/supersede.py",
         " and not holds_others(new_text, old_text):",

@@ -15,13 +15,14 @@ import pytest
 
 import reverie
 from reverie import Config, ManualClock
-from reverie.actors import linter
+from reverie.actors import linter, memory_writes
 from reverie.actors.flusher import derived
 from reverie.actors.promoter import DONE_IDS
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.rules.similarity import jaccard, word_set
 from reverie.stores import review_state
+from reverie.stores.review_state import promoted_key
 from tests.conftest import db_counts, ok, review_stage, tree
 
 
@@ -204,6 +205,32 @@ async def test_the_promotion_fifo_never_exceeds_its_size(
         clock.advance(timedelta(days=7))  # a decided fact trimmed from the FIFO is not asked
         assert review_stage(await rv.review(), "promoter")["candidates"] == 0  # again: its
         assert len(await rv.namespace("a").entries("memory")) == 2  # rule is live already
+
+
+async def test_a_promoted_rule_is_found_again_whatever_its_entry_id_looks_like(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry id is reverie's own: the promoter keeps it as made, whatever a secret rule
+    would make of it. One random id in ~4,400 had a Luhn-valid digit run
+    ("ent-13d6690829074600"); redacted as a card, the promoted rule was lost and its fact
+    asked about again (a flaky FIFO test on CI). The second id is shaped like an AWS key."""
+    tails = iter(["13d6690829074600", "AKIAIOSFODNN7EXAMPLE"])
+    monkeypatch.setattr(memory_writes, "new_id", lambda prefix: f"{prefix}-{next(tails)}")
+    config = Config().with_section("promoter", decided_fifo=1)
+    async with reverie.open(tmp_path, clock=clock, config=config) as rv:
+        facts = [await corrected(rv, f"t{i}", f"pool {i} size", "10", "20") for i in range(2)]
+        clock.advance(timedelta(days=3))
+        outcomes = review_stage(await rv.review(), "promoter")["outcomes"]
+        made = ["ent-13d6690829074600", "ent-AKIAIOSFODNN7EXAMPLE"]
+        assert [o["entry_id"] for o in outcomes] == made
+        keys = [promoted_key(o["chain_id"]) for o in outcomes]
+        kept = await rv.services.db.read(
+            lambda conn: [review_state.get(conn, "a", k) for k in keys]
+        )
+        assert kept == [o["entry_id"] for o in outcomes]
+        clock.advance(timedelta(days=7))
+        assert review_stage(await rv.review(), "promoter")["candidates"] == 0
+        assert sorted(o["fact_id"] for o in outcomes) == sorted(facts)
 
 
 # -- a model's proposal must be mostly the candidate's own words -------------------------

@@ -866,6 +866,23 @@ def test_second_review_phrasings(text: str, kind: str | None) -> None:
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
+        ("ent-13d6690829074600", None),  # its last 13 digits pass the Luhn check
+        ("build b37268888707411e failed", None),
+        ("x4111111111111111", None),
+        ("visa 4111111111111111.", "payment-card"),
+        ("card: 4111-1111-1111-1111", "payment-card"),
+    ],
+)
+def test_digits_glued_to_letters_are_no_card_number(text: str, kind: str | None) -> None:
+    """A card number stands alone: a run of digits inside a hex id or a word is part of
+    it, even when the run passes the Luhn check (one entry id in ~4,400 did, and the
+    promoter lost its rule to the redaction)."""
+    assert secret_kind(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
         (
             "datadog wants this api key in the agent config: d7ffd06121e2e97b4497992c7ce56729",
             "token-assignment",

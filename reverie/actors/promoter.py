@@ -256,5 +256,5 @@ class Promoter(Stage):
             verdict=verdict,
             rewrite=None if rewrite is None else redact(rewrite),
             reason=None if reason is None else redact(reason),
-            entry_id=None if entry_id is None else redact(entry_id),
+            entry_id=entry_id,  # reverie's own id: never redacted, or the rule is lost
         )

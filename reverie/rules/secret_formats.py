@@ -682,7 +682,9 @@ def _vendor_tokens(text: str) -> Iterator[Finding]:
             yield Finding(hit.start(), hit.end(), "vendor-token", RANK_RANDOM)
 
 
-_CARD = re.compile(r"(?<![\d-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\d-])")
+# a run of digits glued to letters is part of a word or a hex id ("ent-13d6690829074600"), not
+# a card number, even when its digits pass the Luhn check
+_CARD = re.compile(r"(?<![\w-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\w-])")
 _OTP_SEED = re.compile(
     r"(?i:\b(?:totp|2fa|mfa|otp|authenticator)\b[^.\n]{0,30}?)(?<![\w-])(?P<v>[A-Z2-7]{16,64})(?![\w-])"
 )
