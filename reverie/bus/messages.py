@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 from opentelemetry import context as otel_context
 
 from reverie.commands import Command
@@ -224,11 +223,9 @@ class Reply:
         return self._done
 
     async def wait(self) -> Any:
-        """The answer; an ask answered already (run on the asker's own task) costs no event,
-        only the checkpoint any wait is (other tasks run, a cancellation is seen)."""
-        if self._done:
-            await anyio.lowlevel.checkpoint()
-        else:
+        """The answer; an ask answered already (run on the asker's own task) costs no
+        event and no wait."""
+        if not self._done:
             if self._event is None:
                 self._event = anyio.Event()
             await self._event.wait()

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import anyio
-import anyio.lowlevel
 import anyio.to_thread
 
 from reverie.config import StoreConfig
@@ -143,10 +142,8 @@ class Database:
             if not job.started:
                 queue.remove(job)  # cancelled while waiting: it never runs
             raise
-        # a job run by another task's group finished before that task let the lock go; the
-        # yield its wait was is kept (shielded: a job that ran is never reported lost)
+        # a job run by another task's group finished before that task let the lock go
         assert job.finished
-        await anyio.lowlevel.cancel_shielded_checkpoint()
         if job.error is not None:
             raise job.error
 
