@@ -1000,6 +1000,17 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_projections.py::test_two_threads_writing_one_file_never_mix",),
     ),
     Mutant(
+        "quiet-despite-a-write",
+        "reverie/stores/review_state.py",
+        "if any(actor not in reviewers for _, actor in rows):",
+        "if False:",
+        "a pass during which someone else wrote still marks the namespace quiet",
+        (
+            "tests/test_review.py::"
+            "test_a_write_that_lands_during_a_pass_keeps_the_namespace_unquiet",
+        ),
+    ),
+    Mutant(
         "distill-wait-kept",
         "reverie/actors/distiller.py",
         "review_state.drop_many(conn, self.namespace, drops)",

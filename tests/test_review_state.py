@@ -38,3 +38,21 @@ async def test_lease_is_exclusive_until_released_or_expired(tmp_path: Path) -> N
     finally:
         await a.close()
         await b.close()
+
+
+async def test_several_keys_are_read_put_and_dropped_within_their_namespace(
+    tmp_path: Path,
+) -> None:
+    db = await Database.open(tmp_path / "reverie.db", StoreConfig())
+    try:
+        await db.write(lambda c: review_state.put_many(c, "ns", {"a": 1, "b": [2], "c": "3"}, "t"))
+        await db.write(lambda c: review_state.put(c, "other", "a", "not ns's", "t"))
+        read = await db.read(lambda c: review_state.values(c, "ns", ["c", "a", "never", "a"]))
+        assert read == {"a": 1, "c": "3"}  # a key never stored is absent
+        assert await db.read(lambda c: review_state.values(c, "ns", [])) == {}
+        await db.write(lambda c: review_state.drop_many(c, "ns", ["a", "b", "never"]))
+        assert await db.read(lambda c: review_state.values(c, "ns", ["a", "b", "c"])) == {"c": "3"}
+        assert await db.read(lambda c: review_state.get(c, "other", "a")) == "not ns's"
+        await db.write(lambda c: review_state.drop_many(c, "ns", []))  # nothing to drop
+    finally:
+        await db.close()

@@ -287,8 +287,9 @@ class Reviewer(Actor, Clocked):
         )
         if until != "":
             # a write that landed while the pass ran may be one its stages never saw
-            if not review_state.written_since(conn, self.namespace, closing.began_at, REVIEWERS):
-                review_state.mark_quiet(conn, self.namespace, until, self.now())
+            seq = review_state.quiet_since(conn, self.namespace, closing.began_at, REVIEWERS)
+            if seq is not None:
+                review_state.mark_quiet(conn, self.namespace, seq, until, self.now())
         return landed
 
 

@@ -21,13 +21,17 @@ def get(conn: sqlite3.Connection, namespace: str, key: str, default: Any = None)
     return default if row is None else json.loads(row[0])
 
 
+_POINT = "SELECT key, value FROM review_state WHERE namespace = ? AND key = ?"
+
+
 def values(conn: sqlite3.Connection, namespace: str, keys: list[str]) -> dict[str, Any]:
-    """Several keys of one namespace in one indexed query; a key never stored is absent."""
-    marks = ", ".join("?" * len(keys))
-    rows = conn.execute(
-        f"SELECT key, value FROM review_state WHERE namespace = ? AND key IN ({marks})",
-        (namespace, *keys),
-    )
+    """Several keys of one namespace in one statement; a key never stored is absent. The
+    statement is one primary-key lookup per key (``UNION ALL``): an ``IN`` list would have
+    SQLite build a temporary index of the keys first, which costs more than the reads."""
+    if not keys:
+        return {}
+    sql = " UNION ALL ".join([_POINT] * len(keys))
+    rows = conn.execute(sql, [part for key in keys for part in (namespace, key)])
     return {key: json.loads(value) for key, value in rows}
 
 
@@ -79,11 +83,11 @@ QUIET = "review:quiet"
 seq then, and until when nothing but a new write can change what a pass would do."""
 
 
-def mark_quiet(conn: sqlite3.Connection, namespace: str, until: str | None, now: str) -> None:
-    """Stamp the namespace quiet as of its ledger's last row (call after the pass's own
-    rows, inside the transaction that wrote them); ``until`` None means no clock bound."""
-    row = fetchone(conn, "SELECT max(seq) FROM ledger WHERE namespace = ?", (namespace,))
-    seq = row[0] if row is not None else None
+def mark_quiet(
+    conn: sqlite3.Connection, namespace: str, seq: int | None, until: str | None, now: str
+) -> None:
+    """Stamp the namespace quiet as of ledger row ``seq``, its last (see :func:`quiet_since`;
+    inside the transaction that wrote the pass's rows); ``until`` None: no clock bound."""
     put(conn, namespace, QUIET, {"seq": seq, "until": until}, now)
 
 
@@ -93,18 +97,19 @@ def last_seq(conn: sqlite3.Connection, namespace: str) -> int:
     return int(row[0]) if row is not None and row[0] is not None else 0
 
 
-def written_since(
+def quiet_since(
     conn: sqlite3.Connection, namespace: str, seq: int, reviewers: frozenset[str]
-) -> bool:
-    """Whether anyone but ``reviewers`` wrote to the namespace after ledger row ``seq``
-    (a write that landed while a pass ran, which that pass may not have seen)."""
-    marks = ", ".join("?" * len(reviewers))
-    row = fetchone(
-        conn,
-        f"SELECT 1 FROM ledger WHERE namespace = ? AND seq > ? AND actor NOT IN ({marks}) LIMIT 1",
-        (namespace, seq, *sorted(reviewers)),
-    )
-    return row is not None
+) -> int | None:
+    """The namespace's last ledger row when no one but ``reviewers`` wrote to it after row
+    ``seq`` (the pass's own rows only), else None: a write landed while a pass ran, which
+    that pass may not have seen. One indexed read of the few rows after ``seq`` answers
+    both (a ``NOT IN`` list in SQL would build a temporary index first)."""
+    rows = conn.execute(
+        "SELECT seq, actor FROM ledger WHERE namespace = ? AND seq > ?", (namespace, seq)
+    ).fetchall()
+    if any(actor not in reviewers for _, actor in rows):
+        return None
+    return max((row[0] for row in rows), default=seq)
 
 
 def quiet(conn: sqlite3.Connection, now: str, namespace: str | None = None) -> set[str]:
@@ -155,10 +160,9 @@ def drop(conn: sqlite3.Connection, namespace: str, key: str) -> None:
 
 
 def drop_many(conn: sqlite3.Connection, namespace: str, keys: Collection[str]) -> None:
-    """Several keys of one namespace in one statement (none: no statement)."""
-    if keys:
-        marks = ", ".join("?" * len(keys))
-        conn.execute(
-            f"DELETE FROM review_state WHERE namespace = ? AND key IN ({marks})",
-            (namespace, *keys),
-        )
+    """Several keys of one namespace, one statement run for each (an ``IN`` list would
+    build a temporary index of the keys first)."""
+    conn.executemany(
+        "DELETE FROM review_state WHERE namespace = ? AND key = ?",
+        [(namespace, key) for key in keys],
+    )
