@@ -1011,6 +1011,28 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "quick-init-no-factory",
+        "reverie/frozen.py",
+        'value = f"_factory{i}() if {f.name} is _FACTORY else {f.name}"',
+        "value = f.name",
+        "a quick record's factory default is never called (it holds the marker)",
+        (
+            "tests/test_frozen.py::"
+            "test_a_factory_default_is_fresh_for_each_record_and_a_given_value_kept",
+        ),
+    ),
+    Mutant(
+        "quick-init-skips-post-init",
+        "reverie/frozen.py",
+        'if hasattr(cls, "__post_init__"):',
+        "if False:",
+        "a record whose __post_init__ checks its fields is built without running it",
+        (
+            "tests/test_frozen.py::"
+            "test_what_quick_init_cannot_build_as_well_is_refused_when_decorated",
+        ),
+    ),
+    Mutant(
         "distill-wait-kept",
         "reverie/actors/distiller.py",
         "review_state.drop_many(conn, self.namespace, drops)",

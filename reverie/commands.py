@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reverie.frozen import quick_init
 
+
+@quick_init
 @dataclass(frozen=True, slots=True)
 class MemoryCommand:
     action: str
@@ -14,6 +17,7 @@ class MemoryCommand:
     old_text: str | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TopicCommand:
     action: str
@@ -24,6 +28,7 @@ class TopicCommand:
     with the fact, never stored as facts of their own. Not a tool argument."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SkillCommand:
     action: str

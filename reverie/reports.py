@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from reverie.frozen import quick_init
+
 StageStatus: TypeAlias = Literal[
     "ran", "not_due", "disabled", "over_budget", "failed", "breaker", "deferred"
 ]
@@ -37,6 +39,7 @@ class _Round:
         return False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class LinterDetails(_Round):
     """The linter's round: conflicts found (``new`` of them recorded for the first time),
@@ -66,6 +69,7 @@ class LinterDetails(_Round):
         return {"status": self.status, **self.detail()}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TopicResult:
     """One topic's outcome in a distiller round. ``ts`` and the summary's ``facts``,
@@ -107,6 +111,7 @@ _TOPIC_OPTIONAL = (
 )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class DistillerDetails:
     """The distiller's round: how many topics it distilled, how many wait for the next
@@ -128,6 +133,7 @@ class DistillerDetails:
         }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PromotionOutcome:
     """One candidate fact's outcome, as logged to promotions.jsonl: the rewrite proposed,
@@ -157,6 +163,7 @@ class PromotionOutcome:
         return out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PromoterDetails(_Round):
     """The promoter's round: its candidates, how many got each verdict (in the order the
@@ -185,6 +192,7 @@ class PromoterDetails(_Round):
         }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CuratorCandidate:
     """An agent-built skill idle long enough to be archived."""
@@ -196,6 +204,7 @@ class CuratorCandidate:
         return {"name": self.name, "idle_since": self.idle_since}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class BloatIssue:
     """A skill over the size budget (report only)."""
@@ -209,6 +218,7 @@ class BloatIssue:
         return {"kind": self.kind, "name": self.name, "chars": self.chars, "limit": self.limit}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OverlapIssue:
     """Two skills much alike (report only)."""
@@ -224,6 +234,7 @@ class OverlapIssue:
 SkillIssue: TypeAlias = BloatIssue | OverlapIssue
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CuratorDetails(_Round):
     """The curator's dry run: the candidates it would archive and the skills it reports."""
@@ -243,6 +254,7 @@ class CuratorDetails(_Round):
 StageDetails: TypeAlias = LinterDetails | DistillerDetails | PromoterDetails | CuratorDetails
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class StageReport:
     """One stage's turn in a pass. ``details`` is what the stage did when it ran;
@@ -281,6 +293,7 @@ class StageReport:
         return out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class NamespaceReport:
     """One namespace's review pass. A pass that did not begin (cooling down, quiet,
@@ -336,6 +349,7 @@ def render(namespace: str, stages: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RoundReport:
     """A review round over every namespace, in the order the home lists them; ``reason``
@@ -368,6 +382,7 @@ class RoundReport:
         return out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FlushOutcome:
     """What one flush (L3) did: its span's attributes and its ledger row's detail."""

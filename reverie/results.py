@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any
 
+from reverie.frozen import quick_init
 from reverie.rules.secrets import redact
 
 
@@ -35,6 +36,7 @@ class Decision(StrEnum):
     ERROR = "ERROR"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """How full a MEMORY.md / USER.md block is after the write."""
@@ -44,6 +46,7 @@ class Usage:
     cap: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FactView:
     """One live fact as ``topic read`` shows it."""
@@ -53,6 +56,7 @@ class FactView:
     since: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TopicListing:
     """One topic as ``topic list`` shows it."""
@@ -62,6 +66,7 @@ class TopicListing:
     superseded: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Archived:
     """A skill the curator archived (reversibly)."""
@@ -71,6 +76,7 @@ class Archived:
     idle_since: str | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """One answer. ``error`` set means refused (``decision`` is ERROR, nothing written);

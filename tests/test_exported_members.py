@@ -13,6 +13,7 @@ def test_all_is_sorted_and_complete() -> None:
         "config",
         "embedding",
         "errors",
+        "frozen",
         "model",
         "names",
         "results",

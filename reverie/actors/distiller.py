@@ -26,6 +26,7 @@ from reverie.actors.context import Judge
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
 from reverie.bus.messages import DistillDue
+from reverie.frozen import quick_init
 from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.reports import DistillerDetails, TopicResult
@@ -49,6 +50,7 @@ class Due(NamedTuple):
     waiting: str | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Draft:
     """A topic's live facts and the summary proposed for them (None: the model deferred,

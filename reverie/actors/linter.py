@@ -22,6 +22,7 @@ from reverie.actors.context import Judge
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
 from reverie.bus.messages import LintDue
+from reverie.frozen import quick_init
 from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.reports import LinterDetails
@@ -38,6 +39,7 @@ RELATED = 50  # the best BM25 matches an entry is compared with, besides exact k
 UNCLEAR_JACCARD = 0.5
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Item:
     id: str
@@ -48,6 +50,7 @@ class Item:
         return {"id": self.id, "text": self.text, "where": self.where}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Conflict:
     kind: str

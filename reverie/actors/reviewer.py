@@ -43,6 +43,7 @@ from reverie.bus.replies import Pending, StageOutcome
 from reverie.clock import Clock, iso
 from reverie.config import ReviewerConfig
 from reverie.errors import ReverieError, map_store_errors
+from reverie.frozen import quick_init
 from reverie.reports import NamespaceReport, StageReport
 from reverie.stores import ledger, review_state
 from reverie.stores.db import Database
@@ -58,6 +59,7 @@ REVIEWERS = frozenset({"reviewer", *(name for name, _ in REVIEW_ORDER)})
 NOTHING_NEW = "nothing new since the last pass"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Start:
     """What the transaction that began a pass read: every stage's last run, whether asks

@@ -23,6 +23,7 @@ from reverie.bus.messages import Envelope, StageDue
 from reverie.bus.replies import Pending, StageOutcome
 from reverie.clock import Clock, iso
 from reverie.config import Config
+from reverie.frozen import quick_init
 from reverie.reports import StageDetails, StageReport
 from reverie.stores import ledger, review_state
 from reverie.stores.db import Database
@@ -248,6 +249,7 @@ class Stage(Actor, Clocked):
             _log.warning("projection_failed", namespace=self.namespace, error=repr(exc))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Preview:
     """A pass's view of its stages before it asks any: the answers of those with nothing to

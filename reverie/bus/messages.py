@@ -10,10 +10,12 @@ import anyio
 from opentelemetry import context as otel_context
 
 from reverie.commands import Command
+from reverie.frozen import quick_init
 
 _ids = itertools.count(1)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """Every message belongs to one namespace, the isolation boundary."""
@@ -21,6 +23,7 @@ class Message:
     namespace: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TurnEnded(Message):
     session_id: str
@@ -28,16 +31,19 @@ class TurnEnded(Message):
     turn: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SessionIdle(Message):
     session_id: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PreCompact(Message):
     session_id: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FlushBacklog(Message):
     """A flush left statements waiting for its budget: the flusher flushes again, as its
@@ -47,16 +53,19 @@ class FlushBacklog(Message):
     rounds: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SessionEnded(Message):
     session_id: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ReviewDue(Message):
     force: bool = False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class StageDue(Message):
     """The reviewer asks one review stage to run if it is due (an ask; the reply is a
@@ -73,16 +82,19 @@ class StageDue(Message):
     looked: bool = False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class LintDue(StageDue):
     """L5, the linter's turn in a pass."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class DistillDue(StageDue):
     """L4, the distiller's turn in a pass."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PromoteDue(StageDue):
     """L6, the promoter's turn in a pass; ``refresh``: asks to refresh promoted rules are
@@ -91,6 +103,7 @@ class PromoteDue(StageDue):
     refresh: bool = False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CurateDue(StageDue):
     """L7, the curator's dry run in a pass."""
@@ -105,6 +118,7 @@ REVIEW_ORDER: tuple[tuple[str, type[StageDue]], ...] = (
 """The seed's order of a pass (L5 → L4 → L6 → L7): each stage by its actor's name."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PromotedFactChanged(Message):
     """The writer corrected (or restored) a fact whose chain was promoted into MEMORY.md:
@@ -115,6 +129,7 @@ class PromotedFactChanged(Message):
     chain_id: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCall(Message):
     """A validated in-session tool call for the writer (an ask: the reply is the result)."""
@@ -125,6 +140,7 @@ class ToolCall(Message):
     call_id: str | None = None  # the host's id for the call: its answer is kept, replayed
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TurnRecord(Message):
     """A session turn to record as an episode (an ask: the reply is the Episode)."""
@@ -134,6 +150,7 @@ class TurnRecord(Message):
     assistant: str | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallLookup(Message):
     """What a named tool call answered, if it committed (an ask, queued behind the writes
@@ -142,6 +159,7 @@ class CallLookup(Message):
     call_id: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Restore(Message):
     """Bring a removed / replaced entry (or an earlier fact value) back (an ask)."""
@@ -149,6 +167,7 @@ class Restore(Message):
     entry_id: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SkillUsed(Message):
     """The host reports that the agent used a skill (an ask)."""
@@ -157,6 +176,7 @@ class SkillUsed(Message):
     name: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PinSkill(Message):
     """Pin (or unpin) a skill: a pinned skill is never curated (an ask)."""
@@ -165,6 +185,7 @@ class PinSkill(Message):
     pinned: bool = True
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Curate(Message):
     """Archive the curator's candidates (``apply``), or restore one archived skill."""
@@ -234,6 +255,7 @@ class Reply:
         return self._value
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Envelope:
     """A message in transit: its id, its cause's id, the span context it was sent under."""

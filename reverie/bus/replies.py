@@ -7,9 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reverie.frozen import quick_init
 from reverie.reports import StageReport, StageStatus
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Pending:
     """A stage's deferred write: run in the pass's closing transaction, its records
@@ -24,6 +26,7 @@ class Pending:
     landed: Callable[[sqlite3.Connection], None] | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class StageOutcome:
     """One stage's turn in a pass: its report (``status`` ran / not_due and what it did),

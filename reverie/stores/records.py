@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from reverie.frozen import quick_init
+
 ENTRY_SEPARATOR = "\n§\n"
 
 
@@ -22,6 +24,7 @@ class _Mapping:
         return asdict(self)  # type: ignore[call-overload, no-any-return]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Entry(_Mapping):
     """One entry of MEMORY.md, USER.md, SOUL.md, user_settings or agent_profile."""
@@ -46,6 +49,7 @@ class Entry(_Mapping):
         return self.content if self.reinforce <= 1 else f"{self.content} ⟦×{self.reinforce}⟧"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Fact(_Mapping):
     """One topic fact; ``invalid_at`` and ``superseded_by`` are set when it is superseded."""
@@ -68,6 +72,7 @@ class Fact(_Mapping):
         return self.invalid_at is None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Skill(_Mapping):
     """A registered skill; its SKILL.md is a projection of ``body`` plus front matter."""
@@ -83,6 +88,7 @@ class Skill(_Mapping):
     archived_at: str | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Episode(_Mapping):
     """One recorded turn of a session."""
@@ -105,6 +111,7 @@ class Episode(_Mapping):
         return "\n".join(parts)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class LedgerRecord(_Mapping):
     """One audited write (or NOOP) — who, what, the decision, and the before/after."""
@@ -125,6 +132,7 @@ class LedgerRecord(_Mapping):
     """Its place in the ledger, given when it is appended (0 before)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SearchHit(_Mapping):
     """A ranked search hit; ``session_id`` and ``turn`` are set for episodes."""

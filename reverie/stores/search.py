@@ -17,6 +17,7 @@ from datetime import datetime
 
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
+from reverie.frozen import quick_init
 from reverie.rules.routing import says_switch, switched_from
 from reverie.rules.similarity import STOPWORDS, jaccard, tokens, values, word_set
 from reverie.rules.supersede import (
@@ -75,6 +76,7 @@ _DETAILS = """
 """
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Ranked:
     """A hit while it is ranked: the public hit, its search rowid and what freshness reads."""
