@@ -843,8 +843,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "role-holder-off",
         "reverie/rules/routing.py",
-        "    if _role_holder(text):\n        topic = anchor",
-        "    if False:\n        topic = anchor",
+        '    if _role_holder(text):\n        return "who holds a role"',
+        '    if False:\n        return "who holds a role"',
         "who holds a role is skipped as a plain event",
         ("tests/test_extraction_real.py::test_who_holds_a_role_is_a_value",),
     ),
@@ -1031,6 +1031,36 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/test_frozen.py::"
             "test_what_quick_init_cannot_build_as_well_is_refused_when_decorated",
         ),
+    ),
+    Mutant(
+        "retire-off",
+        "reverie/rules/supersede.py",
+        "    if retires(new_text, old_text):\n        return True\n",
+        "",
+        "a named thing given up for another no longer ends the habit that named it",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_named_thing_given_up_for_another_ends_the_habit",
+        ),
+    ),
+    Mutant(
+        "retire-not-a-candidate",
+        "reverie/actors/topic_writes.py",
+        "term_sets += [[name] for name in retired_names(text)]",
+        "term_sets += []",
+        "a topic save never looks at the fact naming what the new one gives up",
+        (
+            "tests/test_natural_corrections.py::"
+            "test_a_habit_given_up_is_superseded_through_the_flush",
+        ),
+    ),
+    Mutant(
+        "habit-off",
+        "reverie/rules/routing.py",
+        'if speaker == "user" and _uses_named(text):',
+        "if False:",
+        'a habit with a named value ("I use Aftershoot") is left as the speaker\'s moment',
+        ("tests/test_extraction_real.py::test_what_the_user_habitually_uses_by_name_is_a_value",),
     ),
     Mutant(
         "distill-wait-kept",

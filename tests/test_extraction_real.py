@@ -1275,3 +1275,28 @@ def test_a_name_in_the_moment_or_in_words_said_is_not_kept(text: str) -> None:
 def test_a_clause_about_what_the_agent_chose_is_not_a_remark() -> None:
     said = "the budget is 4500, the venue you picked is Riverside Hall"
     assert [c.text for c in candidates(said, 20)] == [said]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("I use Aftershoot to cull now which saves me hours.", True),
+        ("we bank with Monzo for the business account.", True),
+        ("hammers are ordered from Abel in Germany.", True),
+        ("We store the spare kegs at Dan's unit.", True),
+        # a past event, being somewhere, a person one is with, a day: no standing habit
+        ("I got a call from Dave this morning about the van.", False),
+        ("I'm on Zoom all day", False),
+        ("I'm with Sarah at the vet, back in an hour.", False),
+        ("we run late on Mondays.", False),
+        ("we went to Tesco after work.", False),
+    ],
+)
+def test_what_the_user_habitually_uses_by_name_is_a_value(text: str, kept: bool) -> None:
+    """ "I use Aftershoot to cull" was skipped as the speaker's situation of the moment: the
+    present tense of a habit (use, bank with, order from) gives a named tool, bank or
+    supplier, which is what "what does she use for culling?" asks."""
+    routed = _routed(text)
+    assert (routed.reason == "what the user uses, by name") is kept, routed
+    if kept:
+        assert routed.home is Home.TOPIC, routed

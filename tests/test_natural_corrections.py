@@ -1162,3 +1162,36 @@ def test_days_said_together_are_words_not_a_value() -> None:
     assert is_value("src/app") and is_value("10/12")
     old = "we run 3 shows, thu and fri nights."
     assert supersedes("now we're going up to 5 shows: thu/fri/sat nights", old)
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "ends"),
+    [
+        ("also ditched TuneLab, I've moved over to Verituner.", "I use TuneLab for tunings.", True),
+        (
+            "went with Jobber in the end, ditched MoveMan on friday.",
+            "we use MoveMan for bookings",
+            True,
+        ),
+        ("we no longer use Xero, it's all in FreeAgent now", "our books are in Xero", True),
+        # nothing taken on instead, or the old text holds another value: both stay live
+        ("cancelled Netflix last week", "I watch Netflix with Sam every Friday", False),
+        ("we ditched Slack for Discord", "Slack costs us 40 a month", False),
+        # the thing given up is not what the old text names
+        ("ditched Trello, moved to Linear", "we use Jira for tickets", False),
+    ],
+)
+def test_a_named_thing_given_up_for_another_ends_the_habit(new: str, old: str, ends: bool) -> None:
+    assert supersedes(new, old) is ends
+
+
+async def test_a_habit_given_up_is_superseded_through_the_flush(rv: reverie.Reverie) -> None:
+    """ "I use TuneLab" is a standing fact (a habit with a named value); "ditched TuneLab,
+    I've moved over to Verituner" ends it — in the habit's topic, found by the name it
+    gives up — and a question about the old habit finds the new one through the chain."""
+    await said(rv, "s1", "I use TuneLab on my phone for tunings.")
+    assert await facts_found(rv, "which tuning app") == ["I use TuneLab on my phone for tunings."]
+    await said(rv, "s2", "also ditched TuneLab, I've moved over to Verituner.")
+    assert await facts_found(rv, "which tuning app") == [
+        "also ditched TuneLab, I've moved over to Verituner."
+    ]

@@ -44,7 +44,7 @@ from reverie.rules.injection import turn_framing
 from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
-from reverie.rules.supersede import closeness, keys, same_fact, supersedes
+from reverie.rules.supersede import closeness, keys, retired_names, same_fact, supersedes
 from reverie.stores import entries, episodes, extracts, ledger, review_state, timeline, topics
 from reverie.stores.db import Database
 from reverie.stores.extracts import Extract
@@ -254,8 +254,9 @@ class Flusher(Actor, Clocked):
 
     def _anchor(self, conn: sqlite3.Connection, text: str) -> str | None:
         """The topic of a live fact, in any topic, that the statement corrects or restates:
-        a correction lives in its fact's topic, where SUPERSEDE can act."""
-        if not values(text):
+        a correction lives in its fact's topic, where SUPERSEDE can act (a named thing given
+        up too: "ditched TuneLab, moved over to Verituner" ends "I use TuneLab")."""
+        if not values(text) and not retired_names(text):
             return None
         related = topics.related(conn, self.namespace, text, RELATED_FACTS)
         threshold = self.config.writer.jaccard_threshold

@@ -16,7 +16,14 @@ from reverie.rules.similarity import (
     pigeonhole_terms,
     value_sequence,
 )
-from reverie.rules.supersede import changes_value, parse, recounts, restates_all, restates_values
+from reverie.rules.supersede import (
+    changes_value,
+    parse,
+    recounts,
+    restates_all,
+    restates_values,
+    retired_names,
+)
 from reverie.rules.topic_decision import decide
 from reverie.stores import generated, summaries, topics
 from reverie.stores.projection import add_event, supersede_event
@@ -42,6 +49,7 @@ class TopicWrites(WriteBase):
         negated = parse(text).negated
         if negated:
             term_sets.append(pigeonhole_terms(negated, 1.0))
+        term_sets += [[name] for name in retired_names(text)]  # "ditched TuneLab" ends it
         found = topics.candidates(
             conn, self.namespace, topic, text, term_sets, self.cfg.writer.dedupe_candidates
         )

@@ -209,6 +209,34 @@ def _named_instead(text: str) -> bool:
     return False
 
 
+# what the speaker habitually uses or deals with, by name: "I use Aftershoot to cull",
+# "we bank with Monzo", "we order our hammers from Abel", "hammers
+# are ordered from Abel". Said in the present tense of a first-person (or passive) habit,
+# the name is the value of a standing fact (which tool, bank, platform or supplier); a past
+# tense ("I got a call from Dave") is an event and does not match; nor does being somewhere
+# ("I'm on Zoom all day").
+_HABIT_VERB = r"(?:use|bank|order|buy|source|host|run|book|shop|stock|store|insure|get)"
+_USES_NAMED: Final = re.compile(
+    r"(?:(?:^|[,;:]\s+|\b(?:and|but|so|now)\s+)(?:(?i:also|still|just|mostly|always|only)\s+)?"
+    r"(?:(?i:i|we)\s+(?:(?i:now|still|mostly|always|only|usually|all)\s+)?"
+    rf"(?i:{_HABIT_VERB})(?!\w))"
+    r"|\b(?i:is|are)\s+(?:(?i:all|now|still|usually|always)\s+)?"
+    r"(?i:ordered|bought|sourced|hosted|booked|stocked|stored|insured|banked))"
+    r"(?:\s+(?![A-Z])[\w'’-]+){0,4}?"
+    r"(?:\s+(?i:with|from|on|through|via|at|in|by|to))?"
+    r"\s+(?P<name>[A-Z][\w.+&'’-]*)"
+)
+
+
+def _uses_named(text: str) -> bool:
+    """A standing habit with a named thing as its value (see ``_USES_NAMED``): not a
+    weekday, a month or a word of a closed class ("I'm on Monday", "we run It")."""
+    return any(
+        found["name"].lower().rstrip(".'’s") not in FUNCTION_WORDS | CALENDAR
+        for found in _USES_NAMED.finditer(text)
+    )
+
+
 _WORKFLOW = re.compile(
     r"\bsteps?\s*(?:\d|:)|\bfirst\b.*\bthen\b|\bto \w+(?: \w+){0,4}, (?:first |run |do |use )",
     re.I,
@@ -383,35 +411,45 @@ def route(
             return Route(Home.TOPIC, text, topic=topic, reason="asked to be remembered")
     if _LESSON.match(text):  # said as a lesson, in so many words
         return Route(Home.MEMORY, text, reason="a lesson, marked as one")
-    if _short_claim(text):
-        topic = anchor or topic_for(text, topics, max_topics)
-        if topic is not None:
-            return Route(Home.TOPIC, text, topic=topic, reason="a named value")
-    if _role_holder(text):
-        topic = anchor or topic_for(text, topics, max_topics)
-        if topic is not None:
-            return Route(Home.TOPIC, text, topic=topic, reason="who holds a role")
-    if _switch(text) or _named_instead(text):
-        topic = anchor or topic_for(text, topics, max_topics)
-        if topic is not None:
-            return Route(Home.TOPIC, text, topic=topic, reason="a switch to a named value")
-    if speaker == "user" and _STATE_NOW.search(text):
-        topic = anchor or topic_for(text, topics, max_topics)
-        if topic is not None:
-            return Route(Home.TOPIC, text, topic=topic, reason="a state said as current")
+    if (reason := _value_said(text, speaker)) is not None:
+        if (topic := anchor or topic_for(text, topics, max_topics)) is not None:
+            return Route(Home.TOPIC, text, topic=topic, reason=reason)
     if speaker == "user" and _RESIDENCE.search(text):
         return Route(Home.USER, text, reason="where the user lives")
     if speaker == "user" and _OCCUPATION.search(text):
         return Route(Home.USER, text, reason="what the user does")
-    if proper_name(text) is not None and not _told_or_doing(text):  # "we perform in St. …"
-        topic = anchor or topic_for(text, topics, max_topics)
-        if topic is not None:
-            return Route(Home.TOPIC, text, topic=topic, reason="a named place, group or firm")
+    if (reason := _name_said(text, speaker)) is not None:
+        if (topic := anchor or topic_for(text, topics, max_topics)) is not None:
+            return Route(Home.TOPIC, text, topic=topic, reason=reason)
     if _MOMENT.match(text):
         return Route(Home.SKIP, text, reason="the speaker's situation of the moment")
     if weight(tag) is Weight.HIGH:  # a correction, error, decision, completion or insight
         return Route(Home.MEMORY, text, reason=f"maybe a lesson ({tag.value})", sure=False)
     return Route(Home.SKIP, text, reason="a plain event with no specific value")
+
+
+def _value_said(text: str, speaker: str) -> str | None:
+    """Why a statement with no specific value still gives one (a topic's reason), if it
+    does: a short claim, who holds a role, a switch to a named thing, a state now."""
+    if _short_claim(text):
+        return "a named value"
+    if _role_holder(text):
+        return "who holds a role"
+    if _switch(text) or _named_instead(text):
+        return "a switch to a named value"
+    if speaker == "user" and _STATE_NOW.search(text):
+        return "a state said as current"
+    return None
+
+
+def _name_said(text: str, speaker: str) -> str | None:
+    """After where the user lives and what they do: a habit's named value, or a named
+    place, group or firm ("we perform in St. …" is a doing, not a fact)."""
+    if speaker == "user" and _uses_named(text):
+        return "what the user uses, by name"
+    if proper_name(text) is not None and not _told_or_doing(text):
+        return "a named place, group or firm"
+    return None
 
 
 def _identity_or_style(text: str) -> Route | None:

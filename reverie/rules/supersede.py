@@ -42,7 +42,15 @@ from reverie.rules.claims import (
     parse,
     same_subject,
 )
-from reverie.rules.similarity import STOPWORDS, is_value, near_duplicate, stem, tokens, word_set
+from reverie.rules.similarity import (
+    STOPWORDS,
+    is_value,
+    near_duplicate,
+    stem,
+    tokens,
+    values,
+    word_set,
+)
 from reverie.rules.value_slots import (
     changes_value,
     competes,
@@ -110,8 +118,46 @@ def _same_role(new: Claim, old: Claim) -> bool:
     } and new.subject != old.subject
 
 
+# a named thing given up: "ditched TuneLab", "cancelled Squarespace", "no longer use Xero"
+_RETIRED: Final = re.compile(
+    r"\b(?i:ditch(?:ed|ing)?|dropp(?:ed|ing)|dump(?:ed|ing)?|cancel(?:l?ed|l?ing)?"
+    r"|scrapp(?:ed|ing)|got rid of|stopp(?:ed|ing) using|no longer (?:use|using|on|with)"
+    r"|(?:mov|switch|migrat)(?:ed|ing) (?:away )?from)"
+    r"\s+(?:(?i:the|our|my)\s+)?(?P<name>[A-Z][\w.+&'’-]*(?:\s+[A-Z][\w.+&'’-]*){0,2})"
+)
+
+
+def retired_names(text: str) -> frozenset[str]:
+    """The named things a text says were given up (see ``_RETIRED``)."""
+    return frozenset(found["name"] for found in _RETIRED.finditer(text))
+
+
+def retires(new_text: str, old_text: str) -> bool:
+    """The new text gives up a named thing the old one names as its value, for another
+    named thing ("also ditched TuneLab, I've moved over to Verituner" / "I use TuneLab on
+    my phone for tunings"): the habit is over. The old text must name nothing the new one
+    also names as given up or taken on beside it, and hold no other value."""
+    gone = retired_names(new_text)
+    if not gone:
+        return False
+    named = [g for g in gone if re.search(rf"(?<![\w-]){re.escape(g)}(?![\w-])", old_text)]
+    if not named:
+        return False
+    others = _capitalised(new_text) - {w.lower() for g in gone for w in g.split()}
+    return bool(others - _capitalised(old_text)) and not values(old_text)
+
+
+def _capitalised(text: str) -> frozenset[str]:
+    """Capitalised words inside a text ("Verituner", "FreeAgent"), not one opening it."""
+    found = re.findall(r"(?<=[\w,;)] )[A-Z][\w.+&'’-]*", text)
+    words = {re.split(r"['’]", w)[0].lower().rstrip(".,;:!?") for w in found}
+    return frozenset(w for w in words if w not in STOPWORDS and w != "i")
+
+
 def supersedes(new_text: str, old_text: str) -> bool:
     """True when ``new_text`` is a correction of ``old_text`` under the rule above."""
+    if retires(new_text, old_text):
+        return True
     if not _stems(new_text) & _stems(old_text):
         return False  # every path below needs a word in common (a subject, a slot's word)
     new, old = parse(new_text), parse(old_text)
