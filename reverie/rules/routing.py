@@ -209,12 +209,11 @@ def _named_instead(text: str) -> bool:
     return False
 
 
-# what the speaker habitually uses or deals with, by name: "I use Aftershoot to cull",
-# "we bank with Monzo", "we order our hammers from Abel", "hammers
-# are ordered from Abel". Said in the present tense of a first-person (or passive) habit,
-# the name is the value of a standing fact (which tool, bank, platform or supplier); a past
-# tense ("I got a call from Dave") is an event and does not match; nor does being somewhere
-# ("I'm on Zoom all day").
+# what the speaker habitually uses or deals with, by name: "I use Aftershoot to cull", "we
+# bank with Monzo", "we order our hammers from Abel", "hammers are ordered from Abel". Said
+# in the present tense of a first-person (or passive) habit, the name is the value of a
+# standing fact (which tool, bank or supplier); a past tense ("I got a call from Dave") is
+# an event and does not match, nor does being somewhere ("I'm on Zoom all day").
 _HABIT_VERB = r"(?:use|bank|order|buy|source|host|run|book|shop|stock|store|insure|get)"
 _USES_NAMED: Final = re.compile(
     r"(?:(?:^|[,;:]\s+|\b(?:and|but|so|now)\s+)(?:(?i:also|still|just|mostly|always|only)\s+)?"
@@ -230,7 +229,7 @@ _USES_NAMED: Final = re.compile(
 
 def _uses_named(text: str) -> bool:
     """A standing habit with a named thing as its value (see ``_USES_NAMED``): not a
-    weekday, a month or a word of a closed class ("I'm on Monday", "we run It")."""
+    weekday, a month or a word of a closed class ("we run late on Mondays")."""
     return any(
         found["name"].lower().rstrip(".'’s") not in FUNCTION_WORDS | CALENDAR
         for found in _USES_NAMED.finditer(text)

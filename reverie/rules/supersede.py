@@ -133,22 +133,21 @@ def retired_names(text: str) -> frozenset[str]:
 
 
 def retires(new_text: str, old_text: str) -> bool:
-    """The new text gives up a named thing the old one names as its value, for another
-    named thing ("also ditched TuneLab, I've moved over to Verituner" / "I use TuneLab on
-    my phone for tunings"): the habit is over. The old text must name nothing the new one
-    also names as given up or taken on beside it, and hold no other value."""
+    """The new text gives up a named thing the old one names, and takes on another named
+    thing the old one does not name ("also ditched TuneLab, I've moved over to Verituner" /
+    "I use TuneLab on my phone for tunings"): the habit is over. An old text holding a value
+    of its own ("Slack costs us 40 a month") is not ended: the value would be lost."""
     gone = retired_names(new_text)
-    if not gone:
-        return False
-    named = [g for g in gone if re.search(rf"(?<![\w-]){re.escape(g)}(?![\w-])", old_text)]
-    if not named:
+    if not any(re.search(rf"(?<![\w-]){re.escape(g)}(?![\w-])", old_text) for g in gone):
         return False
     others = _capitalised(new_text) - {w.lower() for g in gone for w in g.split()}
     return bool(others - _capitalised(old_text)) and not values(old_text)
 
 
 def _capitalised(text: str) -> frozenset[str]:
-    """Capitalised words inside a text ("Verituner", "FreeAgent"), not one opening it."""
+    """Capitalised words inside a text, not one opening it: product names written in mixed
+    case too ("FreeAgent", "PackRight"), which ``value_slots.names`` (Title-case words)
+    leaves out."""
     found = re.findall(r"(?<=[\w,;)] )[A-Z][\w.+&'’-]*", text)
     words = {re.split(r"['’]", w)[0].lower().rstrip(".,;:!?") for w in found}
     return frozenset(w for w in words if w not in STOPWORDS and w != "i")

@@ -84,7 +84,7 @@ seq then, and until when nothing but a new write can change what a pass would do
 
 
 def mark_quiet(
-    conn: sqlite3.Connection, namespace: str, seq: int | None, until: str | None, now: str
+    conn: sqlite3.Connection, namespace: str, seq: int, until: str | None, now: str
 ) -> None:
     """Stamp the namespace quiet as of ledger row ``seq``, its last (see :func:`quiet_since`;
     inside the transaction that wrote the pass's rows); ``until`` None: no clock bound."""
