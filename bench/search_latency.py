@@ -2,7 +2,9 @@
 filter, hidden count) against a bare FTS5 MATCH + bm25 query on a plain table holding the
 same 10k texts, both measured in this run. Then a search whose best hit is a turn, which
 brings the facts learned from it: with the ``facts_session`` index (migration 8) against
-the same home without it.
+the same home without it. Last, seed 003's access counting (each hit an access, counted
+in memory and written by the learner in batches) on against off, over the same home,
+alternating query by query.
 
     python -m bench.search_latency
 """
@@ -56,6 +58,7 @@ async def main(size: int, queries: int) -> None:
             raw.append(time.perf_counter() - start)
         raw_db.close()
         indexed, scanned = await _turn_hits(home, queries)
+        counted, uncounted = await _accesses(home, asks)
     print(f"facts: {size}, queries: {queries}")
     print(f"bare FTS5 (sync sqlite3): {describe(raw)}")
     print(f"reverie ns.search:        {describe(ours)}")
@@ -63,6 +66,9 @@ async def main(size: int, queries: int) -> None:
     print(f"best hit a turn, facts_session index:    {describe(indexed)}")
     print(f"best hit a turn, no index (every fact):  {describe(scanned)}")
     print(f"ratio p50 indexed / scanned: {percentile(indexed, 50) / percentile(scanned, 50):.2f}")
+    print(f"access counting on:  {describe(counted)}")
+    print(f"access counting off: {describe(uncounted)}")
+    print(f"ratio p50 on / off: {percentile(counted, 50) / percentile(uncounted, 50):.3f}")
 
 
 async def _turn_hits(home: Path, queries: int) -> tuple[list[float], list[float]]:
@@ -87,6 +93,23 @@ async def _turn_hits(home: Path, queries: int) -> tuple[list[float], list[float]
             assert hits and hits[0].text == "we switched to SumUp this week.", hits[:2]
         timings.append(taken)
     return timings[0], timings[1]
+
+
+async def _accesses(home: Path, asks: list[str]) -> tuple[list[float], list[float]]:
+    """Search latency with access counting on and off: two runtimes over one home, the
+    queries alternated between them so both see the same machine noise. The batches the
+    counting runtime fills are written by its learner while the searches go on."""
+    off = reverie.Config().with_section("records", enabled=False)
+    on_times: list[float] = []
+    off_times: list[float] = []
+    async with reverie.open(home) as counting, reverie.open(home, config=off) as plain:
+        for q in asks * 3:
+            for rv, taken in ((counting, on_times), (plain, off_times)):
+                start = time.perf_counter()
+                await rv.namespace("bench").search(q, k=10)
+                taken.append(time.perf_counter() - start)
+        await counting.wait_idle()
+    return on_times, off_times
 
 
 if __name__ == "__main__":

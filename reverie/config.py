@@ -281,6 +281,36 @@ class RankingConfig:
     rrf_k: int = 20
     vector_weight: float = 0.5
     min_similarity: float = 0.3
+    cold_weight: float = 0.5
+    """A COLD learning record's hit (seed 003's tier) scores this share: it ranks below a
+    warm or hot hit of like relevance, never below a barely related one (a strict
+    "cold last" put a 60-day-old exact match under a new remark that shared one word).
+    ``search(include_cold=False)`` leaves COLD records out."""
+
+
+@dataclass(frozen=True)
+class RecordsConfig:
+    """Seed 003's learning records: every stored item's tier (hot, warm, cold), moved by
+    the seed's rules at each session's end and at the heartbeat (see docs/records.md)."""
+
+    enabled: bool = True
+    warm_after_accesses: int = 3
+    """HOT → WARM once a record has been accessed this many times."""
+    hot_sessions: int = 3
+    """HOT → WARM once this many sessions of its namespace have ended since the record was
+    last referenced (HOT keeps the last three sessions' learnings)."""
+    cold_sessions: int = 10
+    """WARM → COLD after this many ended sessions without an access."""
+    longterm_days: float = 30.0
+    """Seed 004's long-term rule: → COLD when last recalled (or made) this many days ago…"""
+    longterm_recalls: int = 3
+    """… and recalled fewer times than this."""
+    heartbeat_interval_minutes: float = 60.0
+    """Maintenance (the tier rules) at most this often, checked on idle events."""
+    access_batch: int = 256
+    """Reads' accesses are counted in memory and written in one transaction at the next
+    idle or session end, or once this many are waiting."""
+    timeout_s: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -301,6 +331,7 @@ class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     ranking: RankingConfig = field(default_factory=RankingConfig)
+    records: RecordsConfig = field(default_factory=RecordsConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -434,6 +465,8 @@ def _validate(config: Config) -> None:
         raise ConfigError("store.synchronous must be OFF, NORMAL, FULL or EXTRA")
     if config.ranking.recency_half_life_h <= 0:
         raise ConfigError("ranking.recency_half_life_h must be positive")
+    if not 0.0 < config.ranking.cold_weight <= 1.0:
+        raise ConfigError("ranking.cold_weight must be in (0, 1]")
     if not 0.0 < config.ranking.same_subject_jaccard <= 1.0:
         raise ConfigError("ranking.same_subject_jaccard must be in (0, 1]")
     if config.reviewer.concurrency < 1 or config.model.concurrency < 1:

@@ -28,6 +28,7 @@ from reverie.actors.distiller import Distiller
 from reverie.actors.extractor import Extractor
 from reverie.actors.flusher import Flusher
 from reverie.actors.judging import calls_per_stage
+from reverie.actors.learner import AccessBook, Learner
 from reverie.actors.linter import Linter
 from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
@@ -36,8 +37,11 @@ from reverie.actors.writer import Writer
 from reverie.bus.actor import Actor
 from reverie.bus.bus import ActorDisabled, Bus
 from reverie.bus.messages import (
+    AccessesDue,
     CallLookup,
     Curate,
+    Learn,
+    MoveRecord,
     PinSkill,
     PreCompact,
     Restore,
@@ -72,12 +76,15 @@ from reverie.model.seam import Model
 from reverie.names import DATABASE_FILE, Names, check_name
 from reverie.reports import NamespaceReport, RoundReport
 from reverie.results import Decision, FactView, ToolResult, TopicListing, refused
+from reverie.rules.query import PRIORITIES, TIERS, parse
+from reverie.rules.secrets import refusal, secret_kind
 from reverie.seams import check_plugged, home_path
 from reverie.snapshot import Snapshot, take
 from reverie.stores import (
     calls,
     entries,
     episodes,
+    learning,
     ledger,
     rekey,
     review_state,
@@ -86,6 +93,7 @@ from reverie.stores import (
 )
 from reverie.stores import search as search_store
 from reverie.stores.db import Database
+from reverie.stores.learning import LearningRecord
 from reverie.stores.projection import Projector
 from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults, Skill
 from reverie.task_home import TaskHome
@@ -99,6 +107,7 @@ log = get_logger("reverie.runtime")
 DEFAULT_NAMESPACE = "default"
 _MAX_TURN_CHARS = 100_000
 _MAX_CALL_ID_CHARS = 200
+_MAX_QUERY_CHARS = 4000
 
 
 class State(Enum):
@@ -203,8 +212,9 @@ class Reverie:
             db=db,
             clock=self.clock,
         )
+        book = AccessBook(self.config.records.access_batch)
         self._services = Parts(
-            db, Projector(self.home), self.config, self.clock, bus, self._tracer, judge
+            db, Projector(self.home), self.config, self.clock, bus, self._tracer, judge, book
         )
         self.factories = _wire(self._services, self.vectors)
         for actor in ACTORS:
@@ -267,6 +277,7 @@ class Reverie:
         try:
             with anyio.CancelScope(shield=True):
                 try:
+                    await self._count_accesses(services)
                     await services.bus.close()
                 finally:
                     assert self._stop is not None
@@ -276,6 +287,17 @@ class Reverie:
                     await self._close_clients()
         finally:
             await self._home_of_tasks.leave()
+
+    @staticmethod
+    async def _count_accesses(services: Parts) -> None:
+        """The reads' accesses still in memory, handed to the learner before the bus
+        drains; lost only when the host's task group already ended the actors'."""
+        for name in services.book.waiting():
+            try:
+                await services.bus.tell(AccessesDue(name))
+            except (ReverieError, RuntimeError) as exc:  # anyio: the group is not active
+                log.debug("accesses_not_counted", namespace=name, error=repr(exc))
+                return
 
     async def _rekey(self) -> None:
         """Stored rule outputs re-keyed when the home's rules version is not ours (one small
@@ -392,16 +414,32 @@ class Namespace:
         return Session(self, _check_name("session id", session_id))
 
     async def search(
-        self, query: str, k: int = 10, *, include_superseded: bool = False
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        include_superseded: bool = False,
+        include_cold: bool = True,
     ) -> SearchResults:
         """Ranked hits over live facts, entries and episodes (BM25); superseded facts are
-        hidden unless asked for, and ``.hidden_superseded`` says how many were."""
+        hidden unless asked for, and ``.hidden_superseded`` says how many were. COLD
+        records rank below the warm and hot ones (``include_cold=False`` leaves them out);
+        each fact or entry returned counts as an access of its record."""
         if not isinstance(query, str):
             raise InputError(f"query must be a string, got {type(query).__name__}")
         check_text("query", query)
         if not isinstance(k, int) or isinstance(k, bool) or k < 0:
             raise InputError(f"k must be a non-negative integer, got {quoted(k)}")
         _flag("include_superseded", include_superseded)
+        _flag("include_cold", include_cold)
+        hits = await self._search(query, k, include_superseded, include_cold)
+        s = self.runtime.services
+        await s.accessed(self.name, [h.id for h in hits if h.kind != "episode"], "search")
+        return hits
+
+    async def _search(
+        self, query: str, k: int, include_superseded: bool, include_cold: bool
+    ) -> SearchResults:
         s = self.runtime.services
         with s.tracer.start_as_current_span("reverie.search") as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
@@ -421,6 +459,7 @@ class Namespace:
                     ranking=s.config.ranking,
                     query_vector=vector,
                     embedder=vectors.embedder.name if vectors is not None else None,
+                    include_cold=include_cold,
                 )
             )
             span.set_attribute("reverie.search.hits", len(hits))
@@ -458,8 +497,11 @@ class Namespace:
         )
 
     async def snapshot(self) -> Snapshot:
+        """The block a session would inject now; the records it carries count an access."""
         s = self.runtime.services
-        return await s.db.read(lambda conn: take(conn, self.name, s.config, s.now()))
+        taken = await s.db.read(lambda conn: take(conn, self.name, s.config, s.now()))
+        await s.accessed(self.name, list(taken.carried), "snapshot")
+        return taken
 
     async def restore(self, entry_id: str) -> dict[str, Any]:
         """Bring back a removed or replaced entry, or an earlier value of a fact."""
@@ -536,6 +578,79 @@ class Namespace:
         return await self.runtime.services.db.read(
             lambda conn: episodes.since(conn, self.name, after_id)
         )
+
+    # -- seed 003's learning records ----------------------------------------------------
+
+    async def query(self, q: str) -> list[LearningRecord]:
+        """Learning records by seed 003's query language (:mod:`reverie.rules.query`):
+        ``priority:high tier:warm kind:error since:2026-01-01 "free text" sort:access
+        limit:20``. A token that cannot be read raises :class:`QueryError` naming it."""
+        s = self.runtime.services
+        if len(_read_text("query", q)) > _MAX_QUERY_CHARS:
+            raise InputError(f"a query is at most {_MAX_QUERY_CHARS} chars, got {len(q)}")
+        parsed = parse(q, s.clock.now())
+        return await s.db.read(lambda conn: learning.select(conn, self.name, parsed))
+
+    async def record(self, record_id: str) -> LearningRecord | None:
+        """One learning record by its id (an entry's, a fact's, ``skill:<name>``, ``lrn-…``)."""
+        _read_text("record_id", record_id)
+        return await self.runtime.services.db.read(
+            lambda conn: learning.get(conn, self.name, record_id)
+        )
+
+    async def access_history(self, record_id: str) -> list[tuple[str, str]]:
+        """A record's accesses, oldest first: (when, how)."""
+        _read_text("record_id", record_id)
+        return await self.runtime.services.db.read(
+            lambda conn: learning.history(conn, self.name, record_id)
+        )
+
+    async def learn(
+        self, content: str, kind: str = "insight", priority: str = "medium"
+    ) -> dict[str, Any]:
+        """Seed 003's manual trigger: a learning said by hand, HOT; NOOP naming its twin
+        when an active record of its kind says the same. Secrets are refused."""
+        _read_text("content", content)
+        _read_text("kind", kind)
+        _read_text("priority", priority)
+        if not content.strip() or len(content) > self.runtime.config.writer.max_content_chars:
+            raise InputError("content must be non-empty text within writer.max_content_chars")
+        if not kind.isidentifier() or len(kind) > 40 or kind in ("entry", "fact", "skill"):
+            raise InputError(f"kind must be a word naming a log record, got {quoted(kind, 40)}")
+        if priority not in PRIORITIES:
+            raise InputError(f"priority is one of {', '.join(PRIORITIES)}, got {quoted(priority)}")
+        found = secret_kind(content)
+        if found is not None:
+            raise InputError(refusal(found, "content", content))
+        return await self._ask(Learn(self.name, kind, content.strip(), priority))
+
+    async def set_tier(self, record_id: str, tier: str) -> LearningRecord:
+        """Move a record to ``tier`` by hand (audited; move it back to undo)."""
+        if _read_text("tier", tier) not in TIERS:
+            raise InputError(f"tier is one of {', '.join(TIERS)}, got {quoted(tier)}")
+        return await self._move(MoveRecord(self.name, _read_text("record_id", record_id), tier))
+
+    async def recall(self, record_id: str) -> LearningRecord:
+        """Seed 003's recall: the record back to HOT, counted as a reference."""
+        _read_text("record_id", record_id)
+        return await self._move(MoveRecord(self.name, record_id, "hot", why="recalled"))
+
+    async def promote(self, record_id: str) -> LearningRecord:
+        """Seed 003's promote: the record's priority up one level (audited)."""
+        _read_text("record_id", record_id)
+        return await self._move(MoveRecord(self.name, record_id, raise_priority=True))
+
+    async def _move(self, message: MoveRecord) -> LearningRecord:
+        if await self.record(message.record_id) is None:  # the learner checks again
+            raise InputError(f"no record {quoted(message.record_id)} in {self.name!r}")
+        answer = await self.runtime.services.bus.ask(message)
+        assert isinstance(answer, LearningRecord)
+        return answer
+
+    async def status(self) -> dict[str, Any]:
+        """Counts of records per tier, kind, status and priority; the session count and
+        the last heartbeat."""
+        return await self.runtime.services.db.read(lambda conn: learning.status(conn, self.name))
 
 
 @public_errors
@@ -652,9 +767,13 @@ class Session:
         name, runtime = self.namespace.name, self.namespace.runtime
         writer = runtime.config.writer
         limit, chars = writer.topic_read_facts, writer.topic_read_chars
-        return await runtime.services.db.read(
+        answer = await runtime.services.db.read(
             lambda conn: _topic_answer(conn, name, command, limit, chars)
         )
+        await runtime.services.accessed(
+            name, [f.entry_id for f in answer.facts or ()], "topic read"
+        )
+        return answer
 
     async def turn(self, user: str | None = None, assistant: str | None = None) -> Episode:
         """Record one turn as an episode; the extractor (L2) hears of it on the bus."""
@@ -800,10 +919,11 @@ def _configured_model(config: Config) -> Model:
     )
 
 
-ACTORS: tuple[type[Writer | Extractor | Flusher | Reviewer | Stage], ...] = (
+ACTORS: tuple[type[Writer | Extractor | Flusher | Learner | Reviewer | Stage], ...] = (
     Writer,
     Extractor,
     Flusher,
+    Learner,
     Reviewer,
     Linter,
     Distiller,
@@ -825,6 +945,12 @@ class Parts(Clocked):
     bus: Bus
     tracer: trace.Tracer
     judge: Judge
+    book: AccessBook
+
+    async def accessed(self, namespace: str, ids: list[str], how: str) -> None:
+        """Count a read's accesses (seed 003); the learner writes them in a batch."""
+        if ids and self.config.records.enabled and self.book.note(namespace, ids, how, self.now()):
+            await self.bus.tell(AccessesDue(namespace))
 
 
 def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callable[[str], Actor]]:
@@ -851,7 +977,15 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
 
     return {
         Writer: partial(Writer, db=db, projector=projector, bus=bus, clock=clock, config=config),
-        Extractor: partial(Extractor, db=db, clock=clock, settings=config.extractor),
+        Extractor: partial(Extractor, db=db, bus=bus, clock=clock, settings=config.extractor),
+        Learner: partial(
+            Learner,
+            db=db,
+            bus=bus,
+            clock=clock,
+            config=config,
+            book=parts.book,
+        ),
         Flusher: partial(
             Flusher, db=db, bus=bus, clock=clock, config=config, judge=judge, vectors=vectors
         ),

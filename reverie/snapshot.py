@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from reverie.clock import iso
 from reverie.config import Config
 from reverie.rules.injection import as_data
-from reverie.stores import entries, skills, summaries, topics
+from reverie.stores import entries, learning, skills, summaries, topics
 from reverie.stores.records import ENTRY_SEPARATOR, Entry, Skill
 from reverie.tools import SNAPSHOT_MARK
 
@@ -45,6 +45,8 @@ class Snapshot:
     blocks: dict[str, str]
     topics: tuple[str, ...]
     skills: tuple[str, ...]
+    carried: tuple[str, ...] = ()
+    """The learning records it shows (entries and skills): each one's access."""
 
 
 def shown(entry: Entry) -> str:
@@ -118,11 +120,14 @@ def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) ->
     blocks: dict[str, str] = {}
     label = as_data(namespace).replace('"', "&quot;")
     parts = [f'{SNAPSHOT_MARK} namespace="{label}" taken_at="{when}">']
+    cold = learning.cold(conn, namespace)  # seed 003: COLD records leave the snapshot
+    carried: list[str] = []
     for target, title in SECTIONS:
-        live = entries.live(conn, namespace, target)
+        live = [e for e in entries.live(conn, namespace, target) if e.id not in cold]
         cap = int(getattr(config.caps, target))
         block, omitted = fit(live, cap)
         blocks[target] = block
+        carried += [e.id for e in live[: len(live) - omitted]]
         if not block:
             continue
         note = f" ({len(block)}/{cap} chars)"
@@ -133,11 +138,12 @@ def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) ->
     if topic_rows:
         lines = [_topic_line(conn, namespace, *row) for row in topic_rows]
         parts.append("## TOPICS (read one with the topic tool)\n" + "\n".join(lines))
-    registered = skills.registered(conn, namespace)
+    registered = [s for s in skills.registered(conn, namespace) if f"skill:{s.name}" not in cold]
     if registered:
         index, _ = skills_index(registered, int(config.caps.skills))
         if index:
             parts.append("## SKILLS\n" + index)
+            carried += [f"skill:{s.name}" for s in registered]
     parts.append("</reverie-snapshot>")
     return Snapshot(
         namespace=namespace,
@@ -146,6 +152,7 @@ def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) ->
         blocks=blocks,
         topics=tuple(row[0] for row in topic_rows),
         skills=tuple(s.name for s in registered),
+        carried=tuple(carried),
     )
 
 

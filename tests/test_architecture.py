@@ -72,9 +72,9 @@ async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, span
         "flusher",
     }
     subscribed = {actor for _, actor in table}
-    assert CARD | {"reviewer"} == subscribed
+    assert CARD | {"reviewer", "learner"} == subscribed
     traced = {span.name.split(" ")[0] for span in exporter.get_finished_spans()}
-    assert {f"reverie.{actor}" for actor in CARD | {"reviewer"}} <= traced
+    assert {f"reverie.{actor}" for actor in CARD | {"reviewer", "learner"}} <= traced
 
 
 def imports(path: Path) -> set[str]:
@@ -145,7 +145,7 @@ def test_no_connection_is_left_to_the_garbage_collector() -> None:
     assert offenders == []
 
 
-CAPABILITIES = {"db", "projector", "bus", "clock", "judge", "vectors", "look_ahead"}
+CAPABILITIES = {"db", "projector", "bus", "clock", "judge", "vectors", "look_ahead", "book"}
 """What an actor may be given beyond its settings: each a narrow capability."""
 
 
@@ -178,7 +178,8 @@ async def test_each_actor_is_given_only_what_it_uses(rv: reverie.Reverie) -> Non
         assert given - {"config", "settings"} <= CAPABILITIES, actor.name
         assert given & CAPABILITIES <= reads_of_self(actor), actor.name
         given_to[actor.name] = given & CAPABILITIES
-    assert given_to["extractor"] == {"db", "clock"}
+    assert given_to["extractor"] == {"db", "bus", "clock"}
+    assert given_to["learner"] == {"db", "bus", "clock", "book"}
     assert given_to["curator"] == {"db", "projector", "clock"}
     assert "judge" not in given_to["writer"] and "bus" not in given_to["linter"]
     for path in (PACKAGE / "actors").glob("*.py"):

@@ -108,7 +108,13 @@ async def prepare(home: Path) -> dict[str, Any]:
             )
             await s.turn(user="The staging host is stage-2")
         await rv.wait_idle()
-    return {"restore": ((first["entry_id"],), {}), "chain": ((first["entry_id"],), {})}
+    fid = first["entry_id"]
+    return {
+        "restore": ((fid,), {}),
+        "chain": ((fid,), {}),
+        **{name: ((fid,), {}) for name in ("record", "access_history", "promote", "recall")},
+        "set_tier": ((fid, "warm"), {}),
+    }
 
 
 def outcome(answer: Any) -> str:

@@ -7,6 +7,7 @@ reports, and any sentence that repeats a summary, a promotion or a live entry â€
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from opentelemetry import trace
@@ -14,10 +15,13 @@ from opentelemetry import trace
 from reverie.actors.context import Clocked
 from reverie.actors.extracting import catch_up, extract, unextracted
 from reverie.bus.actor import Actor
-from reverie.bus.messages import Envelope, SessionEnded, TurnEnded
+from reverie.bus.bus import Bus
+from reverie.bus.messages import Envelope, Noted, SessionEnded, TurnEnded
 from reverie.clock import Clock
 from reverie.config import ExtractorConfig
-from reverie.stores.db import Database
+from reverie.stores.db import Database, fetchone
+
+_NOTED = "SELECT 1 FROM extracts WHERE episode_id = ? AND tag IN ('correction', 'error') LIMIT 1"
 
 
 class Extractor(Actor, Clocked):
@@ -25,10 +29,10 @@ class Extractor(Actor, Clocked):
     handles = (TurnEnded, SessionEnded)
 
     def __init__(
-        self, namespace: str, *, db: Database, clock: Clock, settings: ExtractorConfig
+        self, namespace: str, *, db: Database, bus: Bus, clock: Clock, settings: ExtractorConfig
     ) -> None:
         super().__init__(namespace)
-        self.db, self.clock, self.cfg = db, clock, settings
+        self.db, self.bus, self.clock, self.cfg = db, bus, clock, settings
 
     @property
     def enabled(self) -> bool:
@@ -48,13 +52,17 @@ class Extractor(Actor, Clocked):
             )
         else:
             assert isinstance(message, TurnEnded)
-            added = await self.db.write(
-                lambda conn: extract(
-                    conn, self.namespace, message.episode_id, self.cfg.min_chars, self.now()
-                )
-            )
+            added, noted = await self.db.write(lambda conn: self._extract(conn, message))
+            if noted:  # seed 003's correction and error triggers
+                await self.bus.tell(Noted(self.namespace, message.session_id), cause=envelope)
         trace.get_current_span().set_attribute("reverie.extract.candidates", added)
         return added
+
+    def _extract(self, conn: sqlite3.Connection, message: TurnEnded) -> tuple[int, bool]:
+        """The turn's candidates, and whether one is a correction or an error."""
+        added = extract(conn, self.namespace, message.episode_id, self.cfg.min_chars, self.now())
+        noted = added > 0 and fetchone(conn, _NOTED, (message.episode_id,)) is not None
+        return added, noted
 
 
 __all__ = ["Extractor", "catch_up", "extract", "unextracted"]

@@ -194,6 +194,42 @@ class Curate(Message):
     restore: str | None = None
 
 
+@quick_init
+@dataclass(frozen=True, slots=True)
+class Noted(Message):
+    """The extractor found a correction or an error in a turn: the learner logs it (seed
+    003's ``correction`` and ``error`` triggers)."""
+
+    session_id: str
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class AccessesDue(Message):
+    """Reads have counted ``records.access_batch`` accesses: the learner writes them."""
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class Learn(Message):
+    """Seed 003's ``manual`` trigger: a learning said by hand (an ask)."""
+
+    kind: str
+    content: str
+    priority: str
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class MoveRecord(Message):
+    """Move a record by hand (an ask): ``tier`` to set it to, or ``raise_priority``."""
+
+    record_id: str
+    tier: str | None = None
+    raise_priority: bool = False
+    why: str = "by hand"
+
+
 class Reply:
     """The answer slot of an ask: set once, by the actor, with a value or an error.
 

@@ -268,4 +268,117 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     CREATE INDEX facts_session ON facts (namespace, session_id) WHERE invalid_at IS NULL;
     """,
+    # 9: seed 003's learning records over the stores that hold them (see records.md):
+    # ``learning`` keeps each item's priority, tier and accesses — and the text of the
+    # records no other store holds (corrections, errors, lessons learnt by hand); a row is
+    # made by trigger whenever an entry, a fact or a skill is, so no write path can miss
+    # one. ``namespaces`` counts each namespace's ended sessions (the tiers' clock).
+    # Written to be run again over itself (tests roll back to earlier versions).
+    """
+    CREATE TABLE IF NOT EXISTS namespaces (
+        name TEXT PRIMARY KEY,
+        sessions INTEGER NOT NULL DEFAULT 0,
+        heartbeat_at TEXT,
+        archived_at TEXT,
+        settings TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+
+    CREATE TABLE IF NOT EXISTS learning (
+        rn INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        priority TEXT NOT NULL DEFAULT 'medium'
+            CHECK (priority IN ('low', 'medium', 'high', 'critical')),
+        tier TEXT NOT NULL DEFAULT 'hot' CHECK (tier IN ('hot', 'warm', 'cold')),
+        status TEXT CHECK (status IN ('active', 'superseded', 'archived', 'resolved')),
+        content TEXT,
+        session_id TEXT,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        last_access_at TEXT,
+        seen_session INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (namespace, id),
+        CHECK ((content IS NULL) = (status IS NULL))
+    );
+    CREATE INDEX IF NOT EXISTS learning_tier ON learning (namespace, tier);
+
+    CREATE TABLE IF NOT EXISTS accesses (
+        namespace TEXT NOT NULL,
+        id TEXT NOT NULL,
+        ts TEXT NOT NULL,
+        how TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS accesses_record ON accesses (namespace, id, ts);
+
+    CREATE VIRTUAL TABLE IF NOT EXISTS learning_text USING fts5 (
+        text, namespace UNINDEXED, tokenize = 'porter unicode61'
+    );
+
+    CREATE TRIGGER IF NOT EXISTS learning_indexed AFTER INSERT ON learning
+    WHEN new.content IS NOT NULL BEGIN
+        INSERT INTO learning_text (rowid, text, namespace)
+        VALUES (new.rn, new.content, new.namespace);
+    END;
+
+    CREATE TRIGGER IF NOT EXISTS entries_learned AFTER INSERT ON entries BEGIN
+        INSERT OR IGNORE INTO learning
+            (namespace, id, kind, session_id, seen_session, created_at, updated_at)
+        VALUES (new.namespace, new.id, 'entry', new.session_id,
+                coalesce((SELECT sessions FROM namespaces WHERE name = new.namespace), 0),
+                new.created_at, new.created_at);
+    END;
+
+    CREATE TRIGGER IF NOT EXISTS facts_learned AFTER INSERT ON facts BEGIN
+        INSERT OR IGNORE INTO learning
+            (namespace, id, kind, session_id, seen_session, created_at, updated_at)
+        VALUES (new.namespace, new.id, 'fact', new.session_id,
+                coalesce((SELECT sessions FROM namespaces WHERE name = new.namespace), 0),
+                new.created_at, new.created_at);
+    END;
+
+    CREATE TRIGGER IF NOT EXISTS skills_learned AFTER INSERT ON skills BEGIN
+        INSERT OR IGNORE INTO learning
+            (namespace, id, kind, seen_session, created_at, updated_at)
+        VALUES (new.namespace, 'skill:' || new.name, 'skill',
+                coalesce((SELECT sessions FROM namespaces WHERE name = new.namespace), 0),
+                new.created_at, new.created_at);
+    END;
+
+    INSERT OR IGNORE INTO learning (namespace, id, kind, session_id, created_at, updated_at)
+    SELECT namespace, id, 'entry', session_id, created_at, created_at FROM entries;
+    INSERT OR IGNORE INTO learning (namespace, id, kind, session_id, created_at, updated_at)
+    SELECT namespace, id, 'fact', session_id, created_at, created_at FROM facts;
+    INSERT OR IGNORE INTO learning (namespace, id, kind, created_at, updated_at)
+    SELECT namespace, 'skill:' || name, 'skill', created_at, created_at FROM skills;
+
+    CREATE VIEW IF NOT EXISTS records AS
+    SELECT l.rn AS rn, e.rowid * 4 + 2 AS rid, l.namespace, l.id, l.kind,
+           e.content AS content, l.priority,
+           CASE e.status WHEN 'live' THEN 'active' WHEN 'replaced' THEN 'superseded'
+                ELSE 'archived' END AS status,
+           l.tier, l.access_count, l.last_access_at, l.seen_session, l.session_id,
+           e.target AS place, l.created_at, max(l.updated_at, e.updated_at) AS updated_at
+    FROM learning l JOIN entries e ON e.id = l.id WHERE l.kind = 'entry'
+    UNION ALL
+    SELECT l.rn, f.rowid * 4 + 1, l.namespace, l.id, l.kind, f.content, l.priority,
+           iif(f.invalid_at IS NULL, 'active', 'superseded'),
+           l.tier, l.access_count, l.last_access_at, l.seen_session, l.session_id,
+           f.topic, l.created_at, max(l.updated_at, coalesce(f.invalid_at, f.created_at))
+    FROM learning l JOIN facts f ON f.id = l.id WHERE l.kind = 'fact'
+    UNION ALL
+    SELECT l.rn, NULL, l.namespace, l.id, l.kind, s.body, l.priority,
+           iif(s.archived_at IS NULL, 'active', 'archived'),
+           l.tier, l.access_count, l.last_access_at, l.seen_session, l.session_id,
+           s.name, l.created_at, max(l.updated_at, s.updated_at)
+    FROM learning l JOIN skills s ON s.namespace = l.namespace AND 'skill:' || s.name = l.id
+    WHERE l.kind = 'skill'
+    UNION ALL
+    SELECT l.rn, -l.rn, l.namespace, l.id, l.kind, l.content, l.priority, l.status,
+           l.tier, l.access_count, l.last_access_at, l.seen_session, l.session_id,
+           NULL, l.created_at, l.updated_at
+    FROM learning l WHERE l.content IS NOT NULL;
+    """,
 )

@@ -137,6 +137,7 @@ def search(
     ranking: RankingConfig = _DEFAULT_RANKING,
     query_vector: Sequence[float] | None = None,
     embedder: str | None = None,
+    include_cold: bool = True,
 ) -> SearchResults:
     """The top ``k`` live rows: BM25 (FTS5 keeps only the best few while it scans), fused
     with the nearest vectors of ``embedder`` when a ``query_vector`` is given, then the
@@ -154,7 +155,10 @@ def search(
         if similar:
             ranked = _fuse(conn, ranked, [rid for rid, _ in similar], ranking)
     ranked = _with_what_was_learned(conn, namespace, ranked)
-    ordered = _sources_after(_freshen(ranked, now, ranking))
+    cold = _cold(conn, namespace, ranked)
+    if not include_cold:
+        ranked = [r for r in ranked if r.hit.id not in cold]
+    ordered = _sources_after(_freshen(ranked, now, ranking, cold))
     if ranking.same_subject_newer_first:  # last: a fact moved up before its turn still goes
         _corrections_first(ordered, k, words_of(query))  # behind the newer value said later
     hits = [r.hit for r in ordered[:k]]
@@ -225,6 +229,19 @@ def freshness(age_h: float, ranking: RankingConfig = _DEFAULT_RANKING) -> float:
     return 1.0 + ranking.recency_weight * decay
 
 
+_COLD = "SELECT id FROM learning WHERE namespace = ? AND tier = 'cold'"
+
+
+def _cold(conn: sqlite3.Connection, namespace: str, ranked: list[_Ranked]) -> frozenset[str]:
+    """The COLD records among the hits (seed 003's tier, see :mod:`reverie.stores.learning`)."""
+    ids = [r.hit.id for r in ranked if r.hit.kind != "episode"]
+    if not ids:
+        return frozenset()
+    marks = ",".join("?" * len(ids))
+    sql = f"{_COLD} AND id IN ({marks})"
+    return frozenset(row[0] for row in conn.execute(sql, (namespace, *ids)))
+
+
 def _age_h(written_at: str | None, now: datetime | None) -> float | None:
     if written_at is None or now is None:
         return None
@@ -235,15 +252,22 @@ def _age_h(written_at: str | None, now: datetime | None) -> float | None:
 
 
 def _freshen(
-    ranked: list[_Ranked], now: datetime | None, ranking: RankingConfig = _DEFAULT_RANKING
+    ranked: list[_Ranked],
+    now: datetime | None,
+    ranking: RankingConfig = _DEFAULT_RANKING,
+    cold: frozenset[str] = frozenset(),
 ) -> list[_Ranked]:
-    """Apply the recency boost, re-sort, then put the newer of each same-subject group of
-    live hits in the better place (the places, and their scores, stay where they were)."""
+    """Apply the recency boost and the COLD records' weight, re-sort, then put the newer of
+    each same-subject group of live hits in the better place (the places, and their
+    scores, stay where they were)."""
     boosted = []
     for r in ranked:
         age = _age_h(r.hit.written_at, now)
-        if age is not None:
-            r = replace(r, hit=replace(r.hit, score=r.hit.score * freshness(age, ranking)))
+        weight = freshness(age, ranking) if age is not None else 1.0
+        if r.hit.id in cold and r.hit.kind != "episode":
+            weight *= ranking.cold_weight
+        if weight != 1.0:
+            r = replace(r, hit=replace(r.hit, score=r.hit.score * weight))
         boosted.append(r)
     boosted.sort(key=lambda r: r.hit.score, reverse=True)
     if ranking.same_subject_newer_first:

@@ -1,0 +1,214 @@
+"""Seed 003's learner: the six triggers over the learning records (``reverie.stores.learning``).
+
+- ``session-end`` (:class:`SessionEnded`): the namespace's session count goes up, the
+  reads' accesses and the session's restatements are counted, corrections and errors not
+  yet logged are, and the tier rules run.
+- ``error`` / ``correction`` (:class:`Noted`, told by the extractor): the turn's tagged
+  statements become HOT log records of those kinds.
+- ``pattern-detected``: see issue 11's pattern library (not built yet).
+- ``manual`` (:class:`Learn`, ``ns.learn``): a learning said by hand.
+- ``heartbeat`` (:class:`SessionIdle`): the tier rules, at most every
+  ``records.heartbeat_interval_minutes`` — checked on idle events, never by a timer.
+
+Reads (a search, a topic read, a snapshot) count their accesses in an :class:`AccessBook`
+in memory, written in one transaction here at the next idle or session end: a read never
+waits for a write. Losing the uncounted accesses of a crash only delays a tier move.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from opentelemetry import trace
+
+from reverie.actors.context import Clocked, new_id
+from reverie.bus.actor import Actor
+from reverie.bus.bus import Bus
+from reverie.bus.messages import (
+    AccessesDue,
+    Envelope,
+    Learn,
+    MoveRecord,
+    Noted,
+    SessionEnded,
+    SessionIdle,
+)
+from reverie.clock import Clock, iso
+from reverie.config import Config, RecordsConfig
+from reverie.errors import InputError, quoted
+from reverie.results import Decision, ToolResult
+from reverie.rules.similarity import near_duplicate
+from reverie.stores import learning, ledger, review_state
+from reverie.stores.db import Database, fetchall
+from reverie.stores.learning import LearningRecord, Moved
+from reverie.stores.records import LedgerRecord
+
+LOGGED_TAGS = ("correction", "error")
+"""Extract tags that become log records of their own kind."""
+_EXTRACTS = "learner:extracts"  # the last extract id considered
+_LEDGER = "learner:ledger"  # the last ledger seq read for restatements
+
+
+class AccessBook:
+    """Accesses counted by reads, per namespace, until the learner writes them."""
+
+    def __init__(self, batch: int) -> None:
+        self.batch = batch
+        self._pending: dict[str, list[tuple[str, str, str]]] = {}
+
+    def note(self, namespace: str, ids: Iterable[str], how: str, when: str) -> bool:
+        """Count an access of each of ``ids``; True when the batch is full (tell the
+        learner :class:`AccessesDue`)."""
+        pending = self._pending.setdefault(namespace, [])
+        pending.extend((rid, how, when) for rid in ids)
+        return len(pending) >= self.batch
+
+    def take(self, namespace: str) -> list[tuple[str, str, str]]:
+        return self._pending.pop(namespace, [])
+
+    def waiting(self) -> list[str]:
+        return [ns for ns, pending in self._pending.items() if pending]
+
+
+class Learner(Actor, Clocked):
+    name = "learner"
+    handles = (SessionEnded, SessionIdle, Noted, AccessesDue, Learn, MoveRecord)
+
+    def __init__(
+        self,
+        namespace: str,
+        *,
+        db: Database,
+        bus: Bus,
+        clock: Clock,
+        config: Config,
+        book: AccessBook,
+    ) -> None:
+        super().__init__(namespace)
+        self.db, self.bus, self.clock, self.book = db, bus, clock, book
+        self.cfg: RecordsConfig = config.records
+        self.jaccard = config.writer.jaccard_threshold
+
+    @property
+    def enabled(self) -> bool:
+        return self.cfg.enabled
+
+    @property
+    def budget_s(self) -> float:
+        return self.cfg.timeout_s
+
+    async def on_receive(self, envelope: Envelope) -> Any:
+        message = envelope.message
+        if isinstance(message, Learn):
+            return await self.db.write(lambda conn: self._learn(conn, message))
+        if isinstance(message, MoveRecord):
+            return await self.db.write(lambda conn: self._move(conn, message))
+        accesses = self.book.take(self.namespace)
+        ended = isinstance(message, SessionEnded)
+        moved = await self.db.write(lambda conn: self._keep(conn, accesses, ended, message))
+        span = trace.get_current_span()
+        span.set_attribute("reverie.records.accesses", len(accesses))
+        span.set_attribute("reverie.records.moved", len(moved))
+        return len(moved)
+
+    def _keep(
+        self,
+        conn: sqlite3.Connection,
+        accesses: list[tuple[str, str, str]],
+        ended: bool,
+        message: Any,
+    ) -> list[Moved]:
+        """One transaction: log what the extractor tagged, count the accesses and
+        restatements, and — at a session's end or a due heartbeat — run the tier rules."""
+        now = self.clock.now()
+        self._log_tagged(conn, iso(now))
+        moved = learning.touch(conn, self.namespace, accesses + self._restated(conn), self.cfg)
+        if ended:
+            learning.end_session(conn, self.namespace, iso(now))
+        beat = isinstance(message, SessionIdle) and learning.heartbeat_due(
+            conn, self.namespace, now, self.cfg
+        )
+        if ended or beat:
+            moved += learning.retier(conn, self.namespace, now, self.cfg)
+            learning.beat(conn, self.namespace, iso(now))
+        return moved
+
+    def _log_tagged(self, conn: sqlite3.Connection, now: str) -> int:
+        """Corrections and errors the extractor tagged since the last look, as log records
+        (HIGH weight → high priority); a restated one counts as its twin's access."""
+        after = int(review_state.get(conn, self.namespace, _EXTRACTS, 0))
+        rows = fetchall(
+            conn,
+            "SELECT id, tag, text, weight, session_id FROM extracts"
+            " WHERE namespace = ? AND id > ? ORDER BY id",
+            (self.namespace, after),
+        )
+        for row in rows:
+            if row["tag"] in LOGGED_TAGS:
+                priority = "high" if row["weight"] == "high" else "medium"
+                self._log(conn, (row["tag"], row["text"], priority), row["session_id"], now)
+        if rows:
+            review_state.put(conn, self.namespace, _EXTRACTS, rows[-1]["id"], now)
+        return len(rows)
+
+    def _log(
+        self, conn: sqlite3.Connection, said: tuple[str, str, str], session: str | None, now: str
+    ) -> ToolResult:
+        kind, content, priority = said
+        for rid, text in learning.logged(conn, self.namespace, kind):
+            if near_duplicate(content, text, self.jaccard) is not None:
+                learning.touch(conn, self.namespace, [(rid, "restated", now)], self.cfg)
+                return ToolResult(Decision.NOOP, rid, f"the same {kind} as {rid}")
+        rid = new_id("lrn")
+        learning.add_log(conn, self.namespace, (rid, kind, content, priority), session, now)
+        record = LedgerRecord(
+            ts=now,
+            namespace=self.namespace,
+            actor=self.name,
+            action="learn",
+            decision=Decision.ADD.value,
+            entry_id=rid,
+            session_id=session,
+            after={"content": content, "kind": kind, "priority": priority},
+        )
+        ledger.append(conn, record)
+        return ToolResult(Decision.ADD, rid, f"a {priority} {kind}, HOT")
+
+    def _restated(self, conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+        """The restatements (NOOP naming a twin) and reinforcements the ledger holds since
+        the last look, as accesses of those records."""
+        after = int(review_state.get(conn, self.namespace, _LEDGER, 0))
+        rows = fetchall(
+            conn,
+            "SELECT seq, ts, decision, entry_id FROM ledger WHERE namespace = ? AND seq > ?"
+            " ORDER BY seq",
+            (self.namespace, after),
+        )
+        if rows:
+            review_state.put(conn, self.namespace, _LEDGER, rows[-1]["seq"], self.now())
+        return [
+            (r["entry_id"], "restated" if r["decision"] == "NOOP" else "reinforced", r["ts"])
+            for r in rows
+            if r["entry_id"] and r["decision"] in ("NOOP", "REINFORCED")
+        ]
+
+    def _learn(self, conn: sqlite3.Connection, message: Learn) -> ToolResult:
+        said = (message.kind, message.content, message.priority)
+        return self._log(conn, said, None, self.now())
+
+    def _move(self, conn: sqlite3.Connection, message: MoveRecord) -> LearningRecord:
+        now = self.now()
+        if learning.get(conn, self.namespace, message.record_id) is None:
+            raise InputError(f"no record {quoted(message.record_id)} in {self.namespace!r}")
+        rid = message.record_id
+        if message.raise_priority:
+            learning.raise_priority(conn, self.namespace, rid, now)
+        elif message.tier is not None:
+            learning.set_tier(conn, self.namespace, rid, message.tier, message.why, now)
+            if message.why == "recalled":  # seed 003's recall is a reference too
+                learning.touch(conn, self.namespace, [(rid, "recalled", now)], self.cfg)
+        found = learning.get(conn, self.namespace, message.record_id)
+        assert found is not None
+        return found
