@@ -1086,6 +1086,103 @@ MUTANTS: tuple[Mutant, ...] = (
         '"Here\'s the summary from the tracker" is read as who holds a role',
         ("tests/test_extraction_real.py::test_who_holds_a_role_is_a_value",),
     ),
+    # -- seed 003's learning records (issue 11) --------------------------------------------
+    Mutant(
+        "tier-warm-accesses",
+        "reverie/stores/learning.py",
+        "return accesses >= settings.warm_after_accesses",
+        "return accesses > settings.warm_after_accesses",
+        "HOT -> WARM at the fourth access, not the third",
+        ("tests/test_records.py::test_hot_becomes_warm_at_the_third_access_not_the_second",),
+    ),
+    Mutant(
+        "tier-hot-sessions",
+        "reverie/stores/learning.py",
+        'elif tier == "hot" and idle >= settings.hot_sessions:',
+        'elif tier == "hot" and idle > settings.hot_sessions:',
+        "HOT -> WARM after four unreferenced sessions, not three",
+        ("tests/test_records.py::test_hot_becomes_warm_after_three_sessions_unreferenced",),
+    ),
+    Mutant(
+        "tier-cold-sessions",
+        "reverie/stores/learning.py",
+        'elif tier == "warm" and idle >= settings.cold_sessions:',
+        'elif tier == "warm" and idle > settings.cold_sessions:',
+        "WARM -> COLD after eleven sessions without an access, not ten",
+        ("tests/test_records.py::test_warm_becomes_cold_after_ten_sessions_without_an_access",),
+    ),
+    Mutant(
+        "tier-longterm-recalls",
+        "reverie/stores/learning.py",
+        "if last_seen < old and count < settings.longterm_recalls:",
+        "if last_seen < old and count <= settings.longterm_recalls:",
+        "seed 004's long-term rule takes a record recalled three times to COLD",
+        (
+            "tests/test_records.py::test_the_long_term_rule_sends_a_record_unrecalled_for_30_days_to_cold",
+        ),
+    ),
+    Mutant(
+        "tier-cold-referenced",
+        "reverie/stores/learning.py",
+        'moved.append(Moved(rid, "cold", "hot", "referenced again"))',
+        "pass",
+        "a COLD record referenced again stays COLD",
+        ("tests/test_records.py::test_a_cold_record_referenced_again_is_hot",),
+    ),
+    Mutant(
+        "tier-cold-weight",
+        "reverie/stores/search.py",
+        "weight *= ranking.cold_weight",
+        "weight *= 1.0",
+        "a COLD hit ranks as a live one",
+        (
+            "tests/test_records.py::test_cold_entries_leave_the_snapshot_and_cold_facts_rank_below_warm_ones",
+        ),
+    ),
+    Mutant(
+        "pattern-sessions",
+        "reverie/stores/patterns.py",
+        ">= settings.pattern_sessions",
+        "> settings.pattern_sessions",
+        "a pattern needs four sessions, not three",
+        (
+            "tests/test_patterns.py::test_one_correction_in_three_sessions_phrased_differently_is_a_pattern",
+        ),
+    ),
+    Mutant(
+        "pattern-overlap",
+        "reverie/stores/patterns.py",
+        "return shared / min(len(x), len(y)) >= settings.pattern_overlap",
+        "return shared / min(len(x), len(y)) > settings.pattern_overlap",
+        "two lessons sharing exactly the overlap threshold are not the same",
+        ("tests/test_patterns.py::test_the_overlap_and_the_word_floor_are_both_required",),
+    ),
+    Mutant(
+        "pattern-word-floor",
+        "reverie/stores/patterns.py",
+        "if shared < settings.pattern_words:",
+        "if shared < 1:",
+        "two lessons sharing two words of three are the same",
+        ("tests/test_patterns.py::test_the_overlap_and_the_word_floor_are_both_required",),
+    ),
+    Mutant(
+        "flush-reads-learner-rows",
+        "reverie/stores/timeline.py",
+        " AND l.actor != 'learner'\"",
+        '"',
+        "a fact's tier move after a turn reads as a newer value: the flush skips the turn",
+        (
+            "tests/test_records.py::test_a_tier_move_after_a_turn_does_not_hold_back_the_turns_correction",
+        ),
+    ),
+    Mutant(
+        "review-wakes-on-learner-rows",
+        "reverie/actors/learner.py",
+        "review_state.carry_quiet(conn, self.namespace, seq)",
+        "None",
+        "a tier move or a manual lesson makes a quiet namespace due for a review pass",
+        ("tests/test_records.py::test_a_tier_move_leaves_a_quiet_namespace_quiet",),
+    ),
 )
 
 

@@ -310,6 +310,14 @@ class RecordsConfig:
     access_batch: int = 256
     """Reads' accesses are counted in memory and written in one transaction at the next
     idle or session end, or once this many are waiting."""
+    pattern_sessions: int = 3
+    """Pattern detection: the same lesson, error or correction seen in this many sessions
+    becomes a pattern record."""
+    pattern_overlap: float = 0.6
+    """Two log records tell the same lesson when this share of the shorter one's content
+    words (the writer's stemmed word sets) recur in the other…"""
+    pattern_words: int = 3
+    """… and they share at least this many content words."""
     timeout_s: float = 30.0
 
 
@@ -467,6 +475,10 @@ def _validate(config: Config) -> None:
         raise ConfigError("ranking.recency_half_life_h must be positive")
     if not 0.0 < config.ranking.cold_weight <= 1.0:
         raise ConfigError("ranking.cold_weight must be in (0, 1]")
+    if not 0.0 < config.records.pattern_overlap <= 1.0:
+        raise ConfigError("records.pattern_overlap must be in (0, 1]")
+    if config.records.pattern_sessions < 2 or config.records.pattern_words < 1:
+        raise ConfigError("records.pattern_sessions must be at least 2, pattern_words 1")
     if not 0.0 < config.ranking.same_subject_jaccard <= 1.0:
         raise ConfigError("ranking.same_subject_jaccard must be in (0, 1]")
     if config.reviewer.concurrency < 1 or config.model.concurrency < 1:

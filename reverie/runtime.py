@@ -44,6 +44,7 @@ from reverie.bus.messages import (
     MoveRecord,
     PinSkill,
     PreCompact,
+    RecordsDue,
     Restore,
     ReviewDue,
     SessionEnded,
@@ -91,9 +92,11 @@ from reverie.stores import (
     skills,
     topics,
 )
+from reverie.stores import patterns as pattern_store
 from reverie.stores import search as search_store
 from reverie.stores.db import Database
 from reverie.stores.learning import LearningRecord
+from reverie.stores.patterns import Pattern
 from reverie.stores.projection import Projector
 from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults, Skill
 from reverie.task_home import TaskHome
@@ -652,6 +655,21 @@ class Namespace:
         the last heartbeat."""
         return await self.runtime.services.db.read(lambda conn: learning.status(conn, self.name))
 
+    async def patterns(self) -> list[Pattern]:
+        """The pattern library (seed 003's pattern-detected, seed 004's format), newest
+        first."""
+        return await self.runtime.services.db.read(
+            lambda conn: pattern_store.library(conn, self.name)
+        )
+
+    async def reindex(self) -> dict[str, Any]:
+        """Seed 003's ``prime``: the search rows made again from the database, then the
+        record files (``index.jsonl``, the HOT logs, the pattern files) rewritten."""
+        s = self.runtime.services
+        rows = await s.db.write(lambda conn: search_store.reindex(conn, self.name))
+        files = await s.bus.ask(RecordsDue(self.name))
+        return {"namespace": self.name, "search_rows": rows, "files": files}
+
 
 @public_errors
 class Session:
@@ -981,6 +999,7 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
         Learner: partial(
             Learner,
             db=db,
+            projector=projector,
             bus=bus,
             clock=clock,
             config=config,

@@ -452,3 +452,36 @@ async def test_query_filters_are_anded_and_free_text_goes_through_the_index(
     assert len(await ns.query("timeout limit:1")) == 1
     with pytest.raises(QueryError):
         await ns.query("colour:red")
+
+
+# ---- the learner's bookkeeping is no news to the loop ---------------------------------------
+
+
+async def test_a_tier_move_after_a_turn_does_not_hold_back_the_turns_correction(
+    rv: reverie.Reverie,
+) -> None:
+    """The flush skips a turn's value when a newer one was written after the turn; a
+    fact's tier moving (a learner ledger row on it) is no newer value."""
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        old = ok(await s.call_tool("topic", save("deploy", "The deploy timeout is 30s")), "ADD")
+        await s.turn(user="Update: the deploy timeout is now 45s.", assistant="Noted.")
+        await rv.wait_idle()
+        await ns.set_tier(old["entry_id"], "warm")  # after the turn: a learner row on the fact
+        await s.idle()
+    await rv.wait_idle()
+    assert [f.content for f in await ns.facts("deploy")] == [
+        "Update: the deploy timeout is now 45s."
+    ]
+
+
+async def test_a_tier_move_leaves_a_quiet_namespace_quiet(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    rid = await fact(ns, "The deploy timeout is 45s")
+    assert (await ns.review(force=True))["ran"]
+    assert (await ns.review(force=True))["reason"] == "nothing new since the last pass"
+    await ns.set_tier(rid, "cold")
+    ok(await ns.learn("Drain the queue before a deploy", "lesson"), "ADD")
+    assert (await ns.review(force=True))["reason"] == "nothing new since the last pass"
+    await fact(ns, "The deploy window is Tuesday 10:00", "window")  # a write: news
+    assert (await ns.review(force=True))["ran"]

@@ -275,6 +275,10 @@ async def test_a_small_run_end_to_end(tmp_path: Path) -> None:
     for measure in ("secrets_stored", "pasted_lines_stored", "single_word_topics"):
         assert isinstance(quality[measure], int)
     assert 0 <= quality["names_learned"] <= 1
+    records = result["records"]  # seed 003: every stored item is a record with a tier
+    assert records["sessions_ended"] >= 12 and set(records["tiers"]) == {"hot", "warm", "cold"}
+    assert sum(records["tiers"].values()) == sum(records["kinds"].values()) > 0
+    assert isinstance(records["patterns"], int)
     measures = {t["measure"] for t in result["targets"]}
     assert measures == {
         "lost_writes",

@@ -1,11 +1,14 @@
 """Seed 003's learner: the six triggers over the learning records (``reverie.stores.learning``).
 
-- ``session-end`` (:class:`SessionEnded`): the namespace's session count goes up, the
+- ``session-end`` (:class:`SessionEnded`): the session's turns still waiting for the
+  extractor are extracted (once, whoever comes first), the namespace's session count goes up, the
   reads' accesses and the session's restatements are counted, corrections and errors not
   yet logged are, and the tier rules run.
 - ``error`` / ``correction`` (:class:`Noted`, told by the extractor): the turn's tagged
   statements become HOT log records of those kinds.
-- ``pattern-detected``: see issue 11's pattern library (not built yet).
+- ``pattern-detected`` (:class:`PatternDetected`): at a session's end or a heartbeat the
+  learner looks for a lesson seen in enough sessions (``reverie.stores.patterns``) and
+  tells itself each one found; handling it makes or extends the pattern, WARM.
 - ``manual`` (:class:`Learn`, ``ns.learn``): a learning said by hand.
 - ``heartbeat`` (:class:`SessionIdle`): the tier rules, at most every
   ``records.heartbeat_interval_minutes`` — checked on idle events, never by a timer.
@@ -18,12 +21,13 @@ waits for a write. Losing the uncounted accesses of a crash only delays a tier m
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from opentelemetry import trace
 
 from reverie.actors.context import Clocked, new_id
+from reverie.actors.extracting import catch_up
 from reverie.bus.actor import Actor
 from reverie.bus.bus import Bus
 from reverie.bus.messages import (
@@ -32,6 +36,8 @@ from reverie.bus.messages import (
     Learn,
     MoveRecord,
     Noted,
+    PatternDetected,
+    RecordsDue,
     SessionEnded,
     SessionIdle,
 )
@@ -40,10 +46,15 @@ from reverie.config import Config, RecordsConfig
 from reverie.errors import InputError, quoted
 from reverie.results import Decision, ToolResult
 from reverie.rules.similarity import near_duplicate
-from reverie.stores import learning, ledger, review_state
+from reverie.stores import learning, ledger, patterns, record_files, review_state
 from reverie.stores.db import Database, fetchall
 from reverie.stores.learning import LearningRecord, Moved
+from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord
+from reverie.telemetry.logs import get_logger
+
+log = get_logger("reverie.learner")
+T = TypeVar("T")
 
 LOGGED_TAGS = ("correction", "error")
 """Extract tags that become log records of their own kind."""
@@ -74,22 +85,34 @@ class AccessBook:
 
 class Learner(Actor, Clocked):
     name = "learner"
-    handles = (SessionEnded, SessionIdle, Noted, AccessesDue, Learn, MoveRecord)
+    handles = (
+        SessionEnded,
+        SessionIdle,
+        Noted,
+        AccessesDue,
+        Learn,
+        MoveRecord,
+        PatternDetected,
+        RecordsDue,
+    )
 
     def __init__(
         self,
         namespace: str,
         *,
         db: Database,
+        projector: Projector,
         bus: Bus,
         clock: Clock,
         config: Config,
         book: AccessBook,
     ) -> None:
         super().__init__(namespace)
-        self.db, self.bus, self.clock, self.book = db, bus, clock, book
+        self.db, self.projector, self.bus, self.clock = db, projector, bus, clock
+        self.book = book
         self.cfg: RecordsConfig = config.records
         self.jaccard = config.writer.jaccard_threshold
+        self.min_chars = config.extractor.min_chars
 
     @property
     def enabled(self) -> bool:
@@ -102,16 +125,39 @@ class Learner(Actor, Clocked):
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
         if isinstance(message, Learn):
-            return await self.db.write(lambda conn: self._learn(conn, message))
+            return await self.db.write(self._unseen(lambda c: self._learn(c, message)), self._files)
         if isinstance(message, MoveRecord):
-            return await self.db.write(lambda conn: self._move(conn, message))
+            return await self.db.write(self._unseen(lambda c: self._move(c, message)), self._files)
+        if isinstance(message, PatternDetected):
+            return await self.db.write(
+                self._unseen(lambda c: self._pattern(c, message)), self._files
+            )
+        if isinstance(message, RecordsDue):
+            return await self.db.read(self._rewrite)
         accesses = self.book.take(self.namespace)
         ended = isinstance(message, SessionEnded)
-        moved = await self.db.write(lambda conn: self._keep(conn, accesses, ended, message))
+        kept = await self.db.write(self._unseen(lambda c: self._keep(c, accesses, ended, message)))
+        moved, found = kept
+        if found is not None:  # the rules ran: the files follow, and any pattern found
+            await self.db.read(lambda conn: self._files(conn, None))
+            for examples in found:
+                await self.bus.tell(PatternDetected(self.namespace, examples), cause=envelope)
         span = trace.get_current_span()
         span.set_attribute("reverie.records.accesses", len(accesses))
         span.set_attribute("reverie.records.moved", len(moved))
         return len(moved)
+
+    def _unseen(self, body: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+        """A write whose ledger rows no review stage reads: a quiet namespace stays quiet
+        (tier moves and log records are no new knowledge to distil or promote)."""
+
+        def run(conn: sqlite3.Connection) -> T:
+            seq = review_state.last_seq(conn, self.namespace)
+            done = body(conn)
+            review_state.carry_quiet(conn, self.namespace, seq)
+            return done
+
+        return run
 
     def _keep(
         self,
@@ -119,10 +165,13 @@ class Learner(Actor, Clocked):
         accesses: list[tuple[str, str, str]],
         ended: bool,
         message: Any,
-    ) -> list[Moved]:
+    ) -> tuple[list[Moved], list[tuple[str, ...]] | None]:
         """One transaction: log what the extractor tagged, count the accesses and
-        restatements, and — at a session's end or a due heartbeat — run the tier rules."""
+        restatements, and — at a session's end or a due heartbeat — run the tier rules and
+        look for patterns (None: the rules did not run)."""
         now = self.clock.now()
+        if ended:  # the session's last turns may wait for the extractor: taken here first
+            catch_up(conn, self.namespace, self.min_chars, iso(now))
         self._log_tagged(conn, iso(now))
         moved = learning.touch(conn, self.namespace, accesses + self._restated(conn), self.cfg)
         if ended:
@@ -130,10 +179,27 @@ class Learner(Actor, Clocked):
         beat = isinstance(message, SessionIdle) and learning.heartbeat_due(
             conn, self.namespace, now, self.cfg
         )
-        if ended or beat:
-            moved += learning.retier(conn, self.namespace, now, self.cfg)
-            learning.beat(conn, self.namespace, iso(now))
-        return moved
+        if not (ended or beat):
+            return moved, None
+        moved += learning.retier(conn, self.namespace, now, self.cfg)
+        learning.beat(conn, self.namespace, iso(now))
+        return moved, patterns.detect(conn, self.namespace, self.cfg)
+
+    def _pattern(
+        self, conn: sqlite3.Connection, message: PatternDetected
+    ) -> patterns.Pattern | None:
+        return patterns.save(conn, self.namespace, message.examples, new_id("p"), self.now())
+
+    def _files(self, conn: sqlite3.Connection, _: object) -> None:
+        """After a commit: the record files, as a projection must — never raising."""
+        try:
+            self._rewrite(conn)
+        except (OSError, sqlite3.Error) as exc:
+            trace.get_current_span().add_event("projection_failed", {"error": repr(exc)})
+            log.warning("projection_failed", namespace=self.namespace, error=repr(exc))
+
+    def _rewrite(self, conn: sqlite3.Connection) -> list[str]:
+        return record_files.write(self.projector, conn, self.namespace)
 
     def _log_tagged(self, conn: sqlite3.Connection, now: str) -> int:
         """Corrections and errors the extractor tagged since the last look, as log records
@@ -159,7 +225,7 @@ class Learner(Actor, Clocked):
         kind, content, priority = said
         for rid, text in learning.logged(conn, self.namespace, kind):
             if near_duplicate(content, text, self.jaccard) is not None:
-                learning.touch(conn, self.namespace, [(rid, "restated", now)], self.cfg)
+                learning.touch(conn, self.namespace, [(rid, "restated", now)], self.cfg, session)
                 return ToolResult(Decision.NOOP, rid, f"the same {kind} as {rid}")
         rid = new_id("lrn")
         learning.add_log(conn, self.namespace, (rid, kind, content, priority), session, now)

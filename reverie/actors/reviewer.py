@@ -56,6 +56,9 @@ log = get_logger("reverie.reviewer")
 LAST_PASS = "review:last_pass"
 REVIEWERS = frozenset({"reviewer", *(name for name, _ in REVIEW_ORDER)})
 """Whose ledger rows a pass writes itself (the promoter's writes included)."""
+UNREAD = frozenset({"learner"})
+"""Whose ledger rows no stage reads (seed 003's tiers, log records, patterns): one landing
+while a pass runs leaves the namespace quiet."""
 NOTHING_NEW = "nothing new since the last pass"
 
 
@@ -289,7 +292,9 @@ class Reviewer(Actor, Clocked):
         )
         if until != "":
             # a write that landed while the pass ran may be one its stages never saw
-            seq = review_state.quiet_since(conn, self.namespace, closing.began_at, REVIEWERS)
+            seq = review_state.quiet_since(
+                conn, self.namespace, closing.began_at, REVIEWERS | UNREAD
+            )
             if seq is not None:
                 review_state.mark_quiet(conn, self.namespace, seq, until, self.now())
         return landed

@@ -205,6 +205,21 @@ class Noted(Message):
 
 @quick_init
 @dataclass(frozen=True, slots=True)
+class PatternDetected(Message):
+    """Seed 003's ``pattern-detected`` trigger: these log records (ids, oldest first) tell
+    one lesson seen in enough sessions; the learner makes or extends their pattern."""
+
+    examples: tuple[str, ...]
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class RecordsDue(Message):
+    """Rewrite the namespace's record files now (``reverie reindex``; an ask)."""
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
 class AccessesDue(Message):
     """Reads have counted ``records.access_batch`` accesses: the learner writes them."""
 

@@ -1,5 +1,5 @@
 """The learning-record commands (seed 003): ``query``, ``learn``, ``recall``, ``tier``,
-``promote`` and ``status``."""
+``promote``, ``status``, ``patterns`` and ``reindex``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from reverie.cli.app import (
     out,
 )
 from reverie.stores.learning import LearningRecord
+from reverie.stores.patterns import Pattern
 
 
 def _records(records: list[LearningRecord], as_json: bool) -> None:
@@ -170,3 +171,48 @@ def status(
                 out.print(f"  {column}: {shown}", markup=False, highlight=False)
 
     _print(found if all_namespaces else found[0], as_json, human)
+
+
+@app.command()
+def patterns(
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
+    """The pattern library: lessons, errors and corrections seen in several sessions."""
+    edge = _edge(home, config_file, otlp, as_json=as_json)
+    found: list[Pattern] = _with_ns(edge, namespace, lambda ns: ns.patterns())
+
+    def human() -> None:
+        out.print(f"{len(found)} patterns")
+        for p in found:
+            out.print(f"[bold]{p.id}[/bold] {p.name} ({p.tier}, {p.sessions} sessions)")
+            out.print(f"  when: {p.trigger}", markup=False, highlight=False)
+            out.print(f"  then: {p.response}", markup=False, highlight=False)
+            out.print(f"  examples: {', '.join(p.examples)}", markup=False, highlight=False)
+
+    _print([{**p.to_dict(), "episode_id": p.episode_id} for p in found], as_json, human)
+
+
+@app.command()
+def reindex(
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
+    """Seed 003's prime: the search index and the record files (index.jsonl, HOT logs,
+    patterns) made again from the database."""
+    edge = _edge(home, config_file, otlp, as_json=as_json)
+    done: dict[str, Any] = _with_ns(edge, namespace, lambda ns: ns.reindex())
+
+    def human() -> None:
+        out.print(
+            f"{done['namespace']}: {done['search_rows']} search rows, "
+            f"{len(done['files'])} files rewritten"
+        )
+
+    _print(done, as_json, human)

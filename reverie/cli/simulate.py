@@ -137,6 +137,12 @@ def render(result: dict[str, Any], home: Path) -> None:
     out.print(_writes_table(result))
     q = result["quality"]
     out.print(_quality_table(result))
+    records = result["records"]
+    out.print(
+        "learning records: "
+        + ", ".join(f"{n} {tier}" for tier, n in records["tiers"].items())
+        + f"; {records['patterns']} patterns; {records['sessions_ended']} sessions ended"
+    )
     if q["junk"]:
         out.print(f"junk stored: {q['junk']}")
     if q["cap_violations"]:

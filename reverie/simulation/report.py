@@ -91,9 +91,30 @@ async def build(
         "writes": _writes(run, ledgers),
         "lost_writes": await _lost(rv, run),
         "quality": quality,
+        "records": await _records(rv, scenario),
     }
     report["targets"] = _targets(report)
     return report
+
+
+async def _records(rv: reverie.Reverie, scenario: Scenario) -> dict[str, Any]:
+    """Seed 003's learning records over every namespace: how many per tier, the patterns
+    found, and the ended sessions the tiers counted."""
+    tiers: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    patterns = sessions = 0
+    for name in scenario.namespaces:
+        status = await rv.namespace(name).status()
+        tiers.update(status["tier"])
+        kinds.update(status["kind"])
+        patterns += status["patterns"]
+        sessions += status["sessions"]
+    return {
+        "tiers": {t: tiers.get(t, 0) for t in ("hot", "warm", "cold")},
+        "kinds": dict(sorted(kinds.items())),
+        "patterns": patterns,
+        "sessions_ended": sessions,
+    }
 
 
 def _writes(run: Run, ledgers: dict[str, list[Any]]) -> dict[str, Any]:

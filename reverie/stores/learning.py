@@ -79,6 +79,14 @@ def get(conn: sqlite3.Connection, namespace: str, record_id: str) -> LearningRec
     return None if row is None else _record(row)
 
 
+def records_of(conn: sqlite3.Connection, namespace: str) -> list[LearningRecord]:
+    """Every record of the namespace, oldest first."""
+    rows = fetchall(
+        conn, f"SELECT {_COLUMNS} FROM records WHERE namespace = ? ORDER BY rn", (namespace,)
+    )
+    return [_record(row) for row in rows]
+
+
 def sessions(conn: sqlite3.Connection, namespace: str) -> int:
     """How many sessions of the namespace have ended: the tiers' clock."""
     row = fetchone(conn, "SELECT sessions FROM namespaces WHERE name = ?", (namespace,))
@@ -158,17 +166,19 @@ def touch(
     namespace: str,
     accesses: Sequence[tuple[str, str, str]],
     settings: RecordsConfig,
+    session: str | None = None,
 ) -> list[Moved]:
     """Count ``accesses`` — ``(record id, how, when)`` — in one go: each one's history
-    row, its count and time, and the tier it earns: COLD → HOT when referenced again,
-    HOT → WARM at ``warm_after_accesses``. Ids that are no record are skipped."""
+    row (with the ``session`` they were made in, when known), its count and time, and the
+    tier it earns: COLD → HOT when referenced again, HOT → WARM at
+    ``warm_after_accesses``. Ids that are no record are skipped."""
     if not accesses:
         return []
     now_session = sessions(conn, namespace)
     conn.executemany(
-        "INSERT INTO accesses (namespace, id, ts, how) SELECT ?, ?, ?, ?"
+        "INSERT INTO accesses (namespace, id, ts, how, session_id) SELECT ?, ?, ?, ?, ?"
         " WHERE EXISTS (SELECT 1 FROM learning WHERE namespace = ? AND id = ?)",
-        [(namespace, rid, ts, how, namespace, rid) for rid, how, ts in accesses],
+        [(namespace, rid, ts, how, session, namespace, rid) for rid, how, ts in accesses],
     )
     counted: dict[str, tuple[int, str]] = {}
     for rid, _, ts in accesses:
@@ -186,9 +196,14 @@ def touch(
         total = count + counted[rid][0]
         if tier == "cold":
             moved.append(Moved(rid, "cold", "hot", "referenced again"))
-        elif tier == "hot" and total >= settings.warm_after_accesses:
+        elif tier == "hot" and _used_enough(total, settings):
             moved.append(Moved(rid, "hot", "warm", f"accessed {total} times"))
     return _apply(conn, namespace, moved, max(ts for _, _, ts in accesses))
+
+
+def _used_enough(accesses: int, settings: RecordsConfig) -> bool:
+    """Seed 003's HOT → WARM by use (one rule, for accesses written and for the sweep)."""
+    return accesses >= settings.warm_after_accesses
 
 
 def _tiers(
@@ -232,7 +247,7 @@ def retier(
             moved.append(Moved(rid, tier, "cold", why))
         elif tier == "warm" and idle >= settings.cold_sessions:
             moved.append(Moved(rid, tier, "cold", f"{idle} sessions without an access"))
-        elif tier == "hot" and count >= settings.warm_after_accesses:
+        elif tier == "hot" and _used_enough(count, settings):
             moved.append(Moved(rid, tier, "warm", f"accessed {count} times"))
         elif tier == "hot" and idle >= settings.hot_sessions:
             moved.append(Moved(rid, tier, "warm", f"{idle} sessions since last referenced"))

@@ -202,6 +202,10 @@ class Projector:
         text = skill_markdown(skill)
         self._flocked(lambda: atomic_write(path, text))
 
+    def locked(self, write: Callable[[], T]) -> T:
+        """Run ``write`` under the home's projection lock (other modules' projections)."""
+        return self._flocked(write)
+
     def _flocked(self, write: Callable[[], T]) -> T:
         """Run one file write under the cross-process lock, all in the calling thread."""
         with _opened(self._lock_path, "a+b") as handle:

@@ -91,6 +91,21 @@ def mark_quiet(
     put(conn, namespace, QUIET, {"seq": seq, "until": until}, now)
 
 
+def carry_quiet(conn: sqlite3.Connection, namespace: str, seq: int) -> None:
+    """Ledger rows after ``seq`` that no stage reads (the learner's bookkeeping: tiers,
+    log records, patterns) leave a quiet namespace quiet: its mark moves past them when
+    it stood at ``seq``."""
+    mark = get(conn, namespace, QUIET, None)
+    if isinstance(mark, dict) and mark.get("seq") == seq:
+        now = last_seq(conn, namespace)
+        if now != seq:
+            conn.execute(
+                "UPDATE review_state SET value = json_set(value, '$.seq', ?)"
+                " WHERE namespace = ? AND key = ?",
+                (now, namespace, QUIET),
+            )
+
+
 def last_seq(conn: sqlite3.Connection, namespace: str) -> int:
     """The namespace's ledger position (0 before its first row)."""
     row = fetchone(conn, "SELECT max(seq) FROM ledger WHERE namespace = ?", (namespace,))

@@ -309,8 +309,21 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         namespace TEXT NOT NULL,
         id TEXT NOT NULL,
         ts TEXT NOT NULL,
-        how TEXT NOT NULL
+        how TEXT NOT NULL,
+        session_id TEXT
     );
+
+    CREATE TABLE IF NOT EXISTS patterns (
+        namespace TEXT NOT NULL,
+        id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        trigger TEXT NOT NULL,
+        response TEXT NOT NULL,
+        examples TEXT NOT NULL,
+        facets TEXT NOT NULL,
+        sessions INTEGER NOT NULL,
+        PRIMARY KEY (namespace, id)
+    ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS accesses_record ON accesses (namespace, id, ts);
 
     CREATE VIRTUAL TABLE IF NOT EXISTS learning_text USING fts5 (

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Final
 
 from reverie.config import RankingConfig
 from reverie.embedding.similar import top
@@ -457,3 +458,43 @@ def _newer_first(ranked: list[_Ranked], threshold: float) -> None:
         for place, member in zip(places, members, strict=True):
             score = ranked[place].hit.score
             ranked[place] = replace(member, hit=replace(member.hit, score=score))
+
+
+_REINDEX: Final = (
+    "DELETE FROM search_index WHERE namespace = :ns AND rowid % 4 != 0",
+    """INSERT INTO search_index (rowid, text, namespace)
+       SELECT rowid * 4 + 1, content, namespace FROM facts
+       WHERE namespace = :ns AND invalid_at IS NULL""",
+    """INSERT INTO search_index (rowid, text, namespace)
+       SELECT rowid * 4 + 2, content, namespace FROM entries
+       WHERE namespace = :ns AND status = 'live'""",
+    """INSERT INTO search_index (rowid, text, namespace)
+       SELECT id * 4 + 3, trim(coalesce('user: ' || user_text, '') || char(10)
+              || coalesce('assistant: ' || assistant_text, ''), char(10)), namespace
+       FROM episodes WHERE namespace = :ns""",
+    "DELETE FROM search_superseded WHERE namespace = :ns",
+    """INSERT INTO search_superseded (rowid, text, namespace)
+       SELECT rowid * 4 + 1, content, namespace FROM facts
+       WHERE namespace = :ns AND invalid_at IS NOT NULL""",
+    "DELETE FROM learning_text WHERE namespace = :ns",
+    """INSERT INTO learning_text (rowid, text, namespace)
+       SELECT rn, content, namespace FROM learning
+       WHERE namespace = :ns AND content IS NOT NULL""",
+)
+
+
+def reindex(conn: sqlite3.Connection, namespace: str) -> int:
+    """Seed 003's ``prime``: the namespace's search rows made again from the rows they
+    index — live facts, live entries, episodes, superseded facts, log records — as the
+    triggers make them; how many rows it holds now. A chain's row of former texts (kind 0)
+    is kept as it is: it also holds what a session said and collapsed into the fact, which
+    only that row keeps."""
+    for sql in _REINDEX:
+        conn.execute(sql, {"ns": namespace})
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM search_index WHERE namespace = :ns)"
+        " + (SELECT count(*) FROM search_superseded WHERE namespace = :ns)"
+        " + (SELECT count(*) FROM learning_text WHERE namespace = :ns)",
+        {"ns": namespace},
+    ).fetchone()
+    return int(row[0])

@@ -11,10 +11,13 @@ import sqlite3
 
 from reverie.stores.db import fetchall
 
-_TOLD_AFTER = " AND l.seq > ? AND (l.decision != 'NOOP' OR l.actor != 'flusher')"
+_TOLD_AFTER = (
+    " AND l.seq > ? AND (l.decision != 'NOOP' OR l.actor != 'flusher') AND l.actor != 'learner'"
+)
 """A ledger row after the horizon that tells something: a write, or a tool call saying the
 value again; the flush finding a turn's statement already stored (its own NOOP, maybe of
-an earlier turn in this very flush) tells nothing newer than the turn."""
+an earlier turn in this very flush) tells nothing newer than the turn, and nor does the
+learner's bookkeeping (a fact's tier moving, an access counted)."""
 
 
 def written_after(

@@ -1,0 +1,321 @@
+"""Seed 003's pattern detection and seed 004's pattern library (migration 9).
+
+A pattern is the same lesson, error or correction seen in ``records.pattern_sessions``
+sessions. "The same" is judged by meaning the way the writer judges it: by the stemmed
+content-word sets of :func:`reverie.rules.similarity.word_set`, here as their overlap
+(shared words over the shorter set), because a lesson said again in other words shares
+its subject's words, not its length. A record restated word for word is one record with
+a restatement (an access) in another session, so its sessions count too.
+
+Each pattern is a ``patterns`` row (its name, trigger, response, examples and facets) and a
+``learning`` row of kind ``pattern`` (its tier, priority and accesses), WARM from the
+start as the seed promotes it. Nothing here is worded by a model: the name and trigger
+are the words the examples share, the response is the newest example's text.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from reverie.config import RecordsConfig
+from reverie.frozen import quick_init
+from reverie.rules.query import PRIORITIES
+from reverie.rules.similarity import NEGATIONS, is_value, stem, tokens, word_set
+from reverie.stores import ledger
+from reverie.stores.db import fetchall, fetchone
+from reverie.stores.records import LedgerRecord, _Mapping
+
+SEEN_KINDS: Final = ("correction", "error", "lesson", "insight")
+"""The log records a pattern is found among."""
+_RECENT: Final = 500  # the newest log records compared (pairs grow with the square)
+_NAME_WORDS: Final = 3
+_PLURAL: Final = {"correction": "corrections", "error": "errors", "lesson": "lessons"}
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class Sighting:
+    """One log record and the sessions it was seen in (said, or restated)."""
+
+    id: str
+    kind: str
+    content: str
+    priority: str
+    created_at: str
+    sessions: frozenset[str]
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class Pattern(_Mapping):
+    """A pattern as seed 004's library writes it (``patterns/p-<id>.md``)."""
+
+    id: str
+    name: str
+    trigger: str
+    response: str
+    examples: tuple[str, ...]
+    facets: tuple[str, ...]
+    sessions: int
+    tier: str
+    priority: str
+    access_count: int
+    created_at: str
+    updated_at: str
+    entity: str = "pattern"
+
+    @property
+    def episode_id(self) -> str:
+        return self.id
+
+
+def sightings(conn: sqlite3.Connection, namespace: str) -> list[Sighting]:
+    """The namespace's newest active log records of :data:`SEEN_KINDS`, oldest first, each
+    with its sessions: the one it was said in and those it was restated in. A record said
+    outside a session (by hand) is an occasion of its own."""
+    marks = ", ".join("?" * len(SEEN_KINDS))
+    rows = fetchall(
+        conn,
+        f"""SELECT id, kind, content, priority, created_at, session_id FROM learning
+            WHERE namespace = ? AND status = 'active' AND kind IN ({marks})
+            ORDER BY rn DESC LIMIT {_RECENT}""",
+        (namespace, *SEEN_KINDS),
+    )
+    again: dict[str, set[str]] = {}
+    for rid, session in fetchall(
+        conn,
+        "SELECT id, session_id FROM accesses WHERE namespace = ? AND how = 'restated'"
+        " AND session_id IS NOT NULL",
+        (namespace,),
+    ):
+        again.setdefault(rid, set()).add(session)
+    return [
+        Sighting(r[0], r[1], r[2], r[3], r[4], frozenset({r[5] or r[0], *again.get(r[0], ())}))
+        for r in reversed(rows)
+    ]
+
+
+def subject_words(text: str) -> frozenset[str]:
+    """The words a lesson is about: the writer's content words without negations and
+    letters left over from contractions — a correction's "no, that's not …" frames it,
+    whichever way it is put."""
+    return frozenset(w for w in word_set(text) if w not in NEGATIONS and len(w) > 1)
+
+
+def same_lesson(a: str, b: str, settings: RecordsConfig) -> bool:
+    """Whether two log records tell the same lesson: enough shared subject words, and
+    enough of the shorter one's."""
+    x, y = subject_words(a), subject_words(b)
+    if not x or not y:
+        return False
+    shared = len(x & y)
+    if shared < settings.pattern_words:
+        return False
+    return shared / min(len(x), len(y)) >= settings.pattern_overlap
+
+
+def groups(seen: Sequence[Sighting], settings: RecordsConfig) -> list[list[Sighting]]:
+    """The sightings joined into groups that tell one lesson (linked pairwise, so a group
+    may drift from its first to its last member by steps), oldest member first, each seen
+    in at least ``pattern_sessions`` sessions."""
+    parent = list(range(len(seen)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(seen):
+        for j in range(i):
+            if root(i) != root(j) and same_lesson(a.content, seen[j].content, settings):
+                parent[root(i)] = root(j)
+    joined: dict[int, list[Sighting]] = {}
+    for i, s in enumerate(seen):
+        joined.setdefault(root(i), []).append(s)
+    return [
+        members
+        for members in joined.values()
+        if len(frozenset().union(*(m.sessions for m in members))) >= settings.pattern_sessions
+    ]
+
+
+def covering(conn: sqlite3.Connection, namespace: str) -> dict[str, str]:
+    """Each example record's pattern id."""
+    found: dict[str, str] = {}
+    for pid, examples in fetchall(
+        conn, "SELECT id, examples FROM patterns WHERE namespace = ?", (namespace,)
+    ):
+        found.update(dict.fromkeys(json.loads(examples), pid))
+    return found
+
+
+def detect(
+    conn: sqlite3.Connection, namespace: str, settings: RecordsConfig
+) -> list[tuple[str, ...]]:
+    """The groups that are a new pattern or add examples to a known one, as their record
+    ids (oldest first): what the learner's ``pattern-detected`` trigger is told."""
+    known = covering(conn, namespace)
+    return [
+        tuple(m.id for m in members)
+        for members in groups(sightings(conn, namespace), settings)
+        if any(m.id not in known for m in members)
+    ]
+
+
+def _words(members: Sequence[Sighting]) -> list[str]:
+    """The subject words most of the members share, most shared first, each as first
+    said ("staging", not its stem)."""
+    counted = Counter(w for m in members for w in subject_words(m.content) if not is_value(w))
+    said: dict[str, str] = {}
+    for m in members:
+        for token in tokens(m.content):
+            said.setdefault(stem(token), token)
+    ranked = sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [said.get(w, w) for w, n in ranked if n > 1]
+
+
+def _priority(members: Sequence[Sighting]) -> str:
+    return max((m.priority for m in members), key=PRIORITIES.index)
+
+
+def describe(members: Sequence[Sighting]) -> tuple[str, str, str, tuple[str, ...]]:
+    """(name, trigger, response, facets) of a group, by rule: the shared words name it
+    and say when it applies, and its newest member's text is the response."""
+    words = _words(members) or sorted(subject_words(members[-1].content))[:_NAME_WORDS]
+    kinds = sorted({m.kind for m in members})
+    sessions = len(frozenset().union(*(m.sessions for m in members)))
+    said = " and ".join(_PLURAL.get(k, k + "s") for k in kinds)
+    trigger = f"{said} about {', '.join(words[:_NAME_WORDS])} ({sessions} sessions)"
+    name = "-".join(words[:_NAME_WORDS]) or members[-1].id
+    return name, trigger, members[-1].content, (*kinds, *words[:_NAME_WORDS])
+
+
+def save(
+    conn: sqlite3.Connection, namespace: str, ids: Sequence[str], new_id: str, now: str
+) -> Pattern | None:
+    """Make the pattern ``ids`` tell, or add them to the pattern some of them are examples
+    of already; None when they are no longer active log records. One ledger row."""
+    seen = {s.id: s for s in sightings(conn, namespace)}
+    members = [seen[i] for i in ids if i in seen]
+    if not members:
+        return None
+    known = covering(conn, namespace)
+    pid = next((known[m.id] for m in members if m.id in known), None)
+    if pid is not None:  # a known pattern: its examples and its own are joined
+        old = _examples(conn, namespace, pid)
+        members = [seen[i] for i in dict.fromkeys([*old, *ids]) if i in seen]
+    name, trigger, response, facets = describe(members)
+    sessions = len(frozenset().union(*(m.sessions for m in members)))
+    row = (name, trigger, response, json.dumps([m.id for m in members]), json.dumps(facets))
+    content, priority = f"{trigger}: {response}", _priority(members)
+    if pid is None:
+        pid = new_id
+        conn.execute(
+            "INSERT INTO patterns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (namespace, pid, *row, sessions),
+        )
+        conn.execute(
+            """INSERT INTO learning (namespace, id, kind, priority, tier, status, content,
+                                     created_at, updated_at)
+               VALUES (?, ?, 'pattern', ?, 'warm', 'active', ?, ?, ?)""",
+            (namespace, pid, priority, content, now, now),
+        )
+        decision = "ADD"
+    else:
+        conn.execute(
+            """UPDATE patterns SET name = ?, trigger = ?, response = ?, examples = ?,
+                   facets = ?, sessions = ? WHERE namespace = ? AND id = ?""",
+            (*row, sessions, namespace, pid),
+        )
+        conn.execute(
+            "UPDATE learning SET content = ?, priority = ?, updated_at = ?"
+            " WHERE namespace = ? AND id = ?",
+            (content, priority, now, namespace, pid),
+        )
+        _reindex(conn, namespace, pid, content)
+        decision = "UPDATE"
+    _audit(conn, namespace, pid, decision, now, {"name": name, "examples": [m.id for m in members]})
+    return get(conn, namespace, pid)
+
+
+def _reindex(conn: sqlite3.Connection, namespace: str, pid: str, content: str) -> None:
+    """A pattern's text changed: its row in the log records' search index too."""
+    [rn] = conn.execute(
+        "SELECT rn FROM learning WHERE namespace = ? AND id = ?", (namespace, pid)
+    ).fetchone()
+    conn.execute("DELETE FROM learning_text WHERE rowid = ?", (rn,))
+    conn.execute(
+        "INSERT INTO learning_text (rowid, text, namespace) VALUES (?, ?, ?)",
+        (rn, content, namespace),
+    )
+
+
+def _audit(
+    conn: sqlite3.Connection,
+    namespace: str,
+    pid: str,
+    decision: str,
+    now: str,
+    after: dict[str, object],
+) -> None:
+    ledger.append(
+        conn,
+        LedgerRecord(
+            ts=now,
+            namespace=namespace,
+            actor="learner",
+            action="pattern",
+            decision=decision,
+            entry_id=pid,
+            after=after,
+        ),
+    )
+
+
+_SELECT: Final = """
+    SELECT p.id, p.name, p.trigger, p.response, p.examples, p.facets, p.sessions,
+           l.tier, l.priority, l.access_count, l.created_at, l.updated_at
+    FROM patterns p JOIN learning l ON l.namespace = p.namespace AND l.id = p.id
+    WHERE p.namespace = ?
+"""
+
+
+def _examples(conn: sqlite3.Connection, namespace: str, pid: str) -> list[str]:
+    row = fetchone(
+        conn, "SELECT examples FROM patterns WHERE namespace = ? AND id = ?", (namespace, pid)
+    )
+    return [] if row is None else list(json.loads(row[0]))
+
+
+def _pattern(row: sqlite3.Row) -> Pattern:
+    return Pattern(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        tuple(json.loads(row[4])),
+        tuple(json.loads(row[5])),
+        int(row[6]),
+        row[7],
+        row[8],
+        int(row[9]),
+        row[10],
+        row[11],
+    )
+
+
+def get(conn: sqlite3.Connection, namespace: str, pid: str) -> Pattern | None:
+    row = conn.execute(_SELECT + " AND p.id = ?", (namespace, pid)).fetchone()
+    return None if row is None else _pattern(row)
+
+
+def library(conn: sqlite3.Connection, namespace: str) -> list[Pattern]:
+    """The namespace's patterns, newest first."""
+    rows = conn.execute(_SELECT + " ORDER BY l.updated_at DESC, p.id", (namespace,))
+    return [_pattern(row) for row in rows.fetchall()]
