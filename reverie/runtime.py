@@ -293,14 +293,18 @@ class Reverie:
 
     @staticmethod
     async def _count_accesses(services: Parts) -> None:
-        """The reads' accesses still in memory, handed to the learner before the bus
-        drains; lost only when the host's task group already ended the actors'."""
+        """The reads' accesses still in memory, written in one transaction before the
+        database closes (straight to the store: no actor is started while closing)."""
+        settings = services.config.records
+
+        def counter(name: str, taken: list[tuple[str, str, str]]) -> Callable[..., Any]:
+            return lambda conn: learning.touch(conn, name, taken, settings)
+
         for name in services.book.waiting():
             try:
-                await services.bus.tell(AccessesDue(name))
-            except (ReverieError, RuntimeError) as exc:  # anyio: the group is not active
+                await services.db.write(counter(name, services.book.take(name)))
+            except ReverieError as exc:  # a full disk or a locked store: only delays a move
                 log.debug("accesses_not_counted", namespace=name, error=repr(exc))
-                return
 
     async def _rekey(self) -> None:
         """Stored rule outputs re-keyed when the home's rules version is not ours (one small

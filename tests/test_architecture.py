@@ -179,7 +179,7 @@ async def test_each_actor_is_given_only_what_it_uses(rv: reverie.Reverie) -> Non
         assert given & CAPABILITIES <= reads_of_self(actor), actor.name
         given_to[actor.name] = given & CAPABILITIES
     assert given_to["extractor"] == {"db", "bus", "clock"}
-    assert given_to["learner"] == {"db", "bus", "clock", "book"}
+    assert given_to["learner"] == {"db", "projector", "bus", "clock", "book"}
     assert given_to["curator"] == {"db", "projector", "clock"}
     assert "judge" not in given_to["writer"] and "bus" not in given_to["linter"]
     for path in (PACKAGE / "actors").glob("*.py"):

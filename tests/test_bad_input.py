@@ -97,13 +97,16 @@ async def test_bad_call_is_an_error_and_writes_nothing(
     async with rv.namespace().session("setup") as s:
         for content in ("shared one", "shared two"):
             await s.call_tool("memory", {"action": "add", "target": "memory", "content": content})
-    before = db_counts(rv.home), tree(rv.home)
     async with rv.namespace().session("s") as s:
+        await rv.wait_idle()  # the setup session's end is written (its records' files)
+        before = db_counts(rv.home), tree(rv.home)
         result = await s.call_tool(tool, arguments)
+        await rv.wait_idle()
+        after = db_counts(rv.home), tree(rv.home)
     assert result["decision"] == "ERROR" and result["ok"] is False
     assert message in result["error"], result["error"]
     assert result["entry_id"] is None
-    assert (db_counts(rv.home), tree(rv.home)) == before
+    assert after == before
 
 
 async def test_bad_namespace_and_session_names_raise(rv: reverie.Reverie) -> None:

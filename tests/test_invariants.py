@@ -111,6 +111,7 @@ async def test_a_restore_over_the_cap_is_refused_and_writes_nothing(tmp_path: Pa
             )
             ok(await s.call_tool("memory", add("b" * 27)), "ADD")
             ok(await s.call_tool("memory", add("c" * 20)), "ADD")  # 27 + 3 + 20 = 50
+        await rv.wait_idle()  # the session's end is written (its learning records' files)
         before = db_counts(tmp_path), tree(tmp_path)
         refused = ok(await ns.restore(gone["entry_id"]), "ERROR")
         assert "is full" in refused["error"]
@@ -129,6 +130,7 @@ async def test_restoring_a_replaced_entry_over_the_cap_is_refused(tmp_path: Path
             ok(await s.call_tool("memory", add("y" * 37)), "ADD")  # 10 + 3 + 37 = 50
             ok(await s.call_tool("memory", replace("xxx", "z" * 5)), "REPLACED")  # 45
             ok(await s.call_tool("memory", replace("yyy", "w" * 42)), "REPLACED")  # 50
+        await rv.wait_idle()  # the session's end is written (its learning records' files)
         before = db_counts(tmp_path), tree(tmp_path)
         ok(await ns.restore(old["entry_id"]), "ERROR")  # 10 + 3 + 42 = 55
         assert (db_counts(tmp_path), tree(tmp_path)) == before
