@@ -54,7 +54,7 @@ from reverie.bus.messages import (
 )
 from reverie.clock import Clock, SystemClock
 from reverie.commands import TopicCommand
-from reverie.config import Config
+from reverie.config import NAMESPACE_KEYS, Config, overridden
 from reverie.embedding.index import VectorIndex, configured_embedder
 from reverie.embedding.openai_compat import OpenAIEmbedder
 from reverie.embedding.seam import Embedder
@@ -62,6 +62,7 @@ from reverie.errors import (
     ClosedError,
     ConfigError,
     InputError,
+    NamespaceArchived,
     ReverieError,
     ToolInputError,
     bounded,
@@ -86,6 +87,7 @@ from reverie.stores import (
     episodes,
     learning,
     ledger,
+    namespaces,
     rekey,
     review_state,
     skills,
@@ -349,10 +351,78 @@ class Reverie:
         """A user's or project's isolated memory."""
         return Namespace(self, self._names.claim("namespace", _check_name("namespace", name)))
 
-    async def namespaces(self) -> list[str]:
-        names = await self.services.db.read(entries.namespaces)
+    async def namespaces(self, include_archived: bool = False) -> list[str]:
+        """Every namespace that holds data or was created, sorted; archived ones only with
+        ``include_archived``."""
+        _flag("include_archived", include_archived)
+        names = await self.services.db.read(
+            lambda conn: namespaces.names(conn, include_archived=include_archived)
+        )
         self._names.add(names)  # stored names are always accepted as they are
         return names
+
+    # -- namespace management (see docs/records.md, "Namespaces") -------------------------
+
+    async def create_namespace(
+        self, name: str, settings: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """A new, empty namespace with its own settings (caps, tier numbers: any of
+        ``config.NAMESPACE_KEYS``); refused when it exists. Audited."""
+        name = self.namespace(name).name
+        wanted = self._overrides(settings or {})
+        s = self.services
+        await s.db.write(lambda conn: namespaces.create(conn, name, wanted, s.now()))
+        return await self.namespace_info(name)
+
+    async def namespace_info(self, name: str) -> dict[str, Any]:
+        """Sessions, created and archived times, the settings overrides with the values
+        they replace, and the record counts per tier, kind, status and priority."""
+        name = self.namespace(name).name
+        return await self.services.db.read(lambda conn: _info(conn, name, self.config))
+
+    async def archive_namespace(self, name: str) -> dict[str, Any]:
+        """Make the namespace read-only (reversible; nothing is deleted): writes raise
+        :class:`NamespaceArchived`, reviews skip it, reads and exports still work."""
+        await self._namespace_change(name, namespaces.archive)
+        return await self.namespace_info(name)
+
+    async def restore_namespace(self, name: str) -> dict[str, Any]:
+        """Undo :meth:`archive_namespace`: the namespace takes writes again."""
+        await self._namespace_change(name, namespaces.restore)
+        return await self.namespace_info(name)
+
+    async def set_namespace_settings(
+        self, name: str, settings: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Merge overrides into the namespace's settings (None removes one); checked as the
+        config file is, nothing written when refused. The writer and the learner read them
+        in each write, so they apply from the next one on, in a running runtime too."""
+        changes = dict(settings) if isinstance(settings, Mapping) else settings
+        if not isinstance(changes, dict):
+            raise InputError(f"settings must be a mapping, got {type(settings).__name__}")
+        self._overrides({k: v for k, v in changes.items() if v is not None})
+        await self._namespace_change(
+            name,
+            lambda conn, ns, now: namespaces.set_settings(conn, ns, changes, self._overrides, now),
+        )
+        return await self.namespace_info(name)
+
+    def _overrides(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """Overrides checked as the config file's values are (InputError naming the key)."""
+        if not isinstance(settings, Mapping):
+            raise InputError(f"settings must be a mapping, got {type(settings).__name__}")
+        try:
+            overridden(self.config, settings)
+        except ConfigError as exc:
+            raise InputError(str(exc)) from exc
+        return dict(settings)
+
+    async def _namespace_change(
+        self, name: str, change: Callable[[sqlite3.Connection, str, str], Any]
+    ) -> None:
+        name = self.namespace(name).name
+        s = self.services
+        await s.db.write(lambda conn: change(conn, name, s.now()))
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         """One bg_review full pass now, over every namespace: lint (L5), distill (L4),
@@ -499,7 +569,11 @@ class Namespace:
     async def snapshot(self) -> Snapshot:
         """The block a session would inject now; the records it carries count an access."""
         s = self.runtime.services
-        taken = await s.db.read(lambda conn: take(conn, self.name, s.config, s.now()))
+
+        def read(conn: sqlite3.Connection) -> Snapshot:  # with the namespace's own caps
+            return take(conn, self.name, namespaces.effective(conn, self.name, s.config), s.now())
+
+        taken = await s.db.read(read)
         await s.accessed(self.name, list(taken.carried), "snapshot")
         return taken
 
@@ -568,6 +642,8 @@ class Namespace:
             result = await self.runtime.services.bus.ask(message)
         except ReverieError as exc:
             return refused(str(exc)).to_dict()
+        if isinstance(result, NamespaceArchived):
+            raise result
         assert isinstance(result, ToolResult)
         return result.to_dict()
 
@@ -644,6 +720,8 @@ class Namespace:
         if await self.record(message.record_id) is None:  # the learner checks again
             raise InputError(f"no record {quoted(message.record_id)} in {self.name!r}")
         answer = await self.runtime.services.bus.ask(message)
+        if isinstance(answer, NamespaceArchived):
+            raise answer
         assert isinstance(answer, LearningRecord)
         return answer
 
@@ -796,6 +874,8 @@ class Session:
             episode = await runtime.services.bus.ask(
                 TurnRecord(self.namespace.name, self.id, user, assistant)
             )
+            if isinstance(episode, NamespaceArchived):
+                raise episode
             assert isinstance(episode, Episode)
             span.set_attribute("reverie.turn", episode.turn)
             return episode
@@ -901,6 +981,30 @@ def _topic_answer(
         facts=tuple(FactView(f.id, f.content, f.created_at) for f in facts),
         more=more,
     )
+
+
+def _info(conn: sqlite3.Connection, name: str, config: Config) -> dict[str, Any]:
+    """What ``reverie namespace show`` shows of one namespace."""
+    row = namespaces.get(conn, name)
+    if row is None and not namespaces.known(conn, name):
+        raise InputError(f"no namespace {name!r}; create it first (reverie namespace create)")
+    settings = row.settings if row is not None else {}
+    changed = {}
+    for key in NAMESPACE_KEYS:
+        if key in settings:
+            section, _, field = key.partition(".")
+            home = getattr(getattr(config, section), field)
+            changed[key] = {"value": settings[key], "home": home}
+    return {
+        "namespace": name,
+        "created_at": row.created_at if row is not None else None,
+        "archived_at": row.archived_at if row is not None else None,
+        "archived": row is not None and row.archived_at is not None,
+        "sessions": row.sessions if row is not None else 0,
+        "last_heartbeat": row.heartbeat_at if row is not None else None,
+        "settings": changed,
+        "records": learning.counts(conn, name),
+    }
 
 
 def _configured_model(config: Config) -> Model:

@@ -37,10 +37,10 @@ from reverie.bus.messages import (
 )
 from reverie.clock import Clock, iso
 from reverie.config import Config, RecordsConfig
-from reverie.errors import InputError, quoted
+from reverie.errors import InputError, NamespaceArchived, quoted
 from reverie.results import Decision, ToolResult
 from reverie.rules.similarity import near_duplicate
-from reverie.stores import learning, ledger, review_state
+from reverie.stores import learning, ledger, namespaces, review_state
 from reverie.stores.db import Database, fetchall
 from reverie.stores.learning import LearningRecord, Moved
 from reverie.stores.records import LedgerRecord
@@ -88,7 +88,8 @@ class Learner(Actor, Clocked):
     ) -> None:
         super().__init__(namespace)
         self.db, self.bus, self.clock, self.book = db, bus, clock, book
-        self.cfg: RecordsConfig = config.records
+        self.config = config
+        self.cfg: RecordsConfig = config.records  # the namespace's own, read in each txn
         self.jaccard = config.writer.jaccard_threshold
 
     @property
@@ -101,10 +102,13 @@ class Learner(Actor, Clocked):
 
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
-        if isinstance(message, Learn):
-            return await self.db.write(lambda conn: self._learn(conn, message))
-        if isinstance(message, MoveRecord):
-            return await self.db.write(lambda conn: self._move(conn, message))
+        try:
+            if isinstance(message, Learn):
+                return await self.db.write(lambda conn: self._learn(conn, message))
+            if isinstance(message, MoveRecord):
+                return await self.db.write(lambda conn: self._move(conn, message))
+        except NamespaceArchived as exc:  # the host's call raises it; not a failure here
+            return exc
         accesses = self.book.take(self.namespace)
         ended = isinstance(message, SessionEnded)
         moved = await self.db.write(lambda conn: self._keep(conn, accesses, ended, message))
@@ -121,7 +125,11 @@ class Learner(Actor, Clocked):
         message: Any,
     ) -> list[Moved]:
         """One transaction: log what the extractor tagged, count the accesses and
-        restatements, and — at a session's end or a due heartbeat — run the tier rules."""
+        restatements, and — at a session's end or a due heartbeat — run the tier rules.
+        An archived namespace is left as it is: its accesses are not counted, its tier
+        clock stands still."""
+        if not self._settle(conn, writing=False):
+            return []
         now = self.clock.now()
         self._log_tagged(conn, iso(now))
         moved = learning.touch(conn, self.namespace, accesses + self._restated(conn), self.cfg)
@@ -194,11 +202,23 @@ class Learner(Actor, Clocked):
             if r["entry_id"] and r["decision"] in ("NOOP", "REINFORCED")
         ]
 
+    def _settle(self, conn: sqlite3.Connection, *, writing: bool) -> bool:
+        """Read the namespace's own settings into ``cfg``; False when it is archived (a
+        write, ``writing``, is refused: :class:`NamespaceArchived`)."""
+        if writing:
+            namespaces.check_open(conn, self.namespace)
+        elif namespaces.is_archived(conn, self.namespace):
+            return False
+        self.cfg = namespaces.effective(conn, self.namespace, self.config).records
+        return True
+
     def _learn(self, conn: sqlite3.Connection, message: Learn) -> ToolResult:
+        self._settle(conn, writing=True)
         said = (message.kind, message.content, message.priority)
         return self._log(conn, said, None, self.now())
 
     def _move(self, conn: sqlite3.Connection, message: MoveRecord) -> LearningRecord:
+        self._settle(conn, writing=True)
         now = self.now()
         if learning.get(conn, self.namespace, message.record_id) is None:
             raise InputError(f"no record {quoted(message.record_id)} in {self.namespace!r}")
