@@ -397,22 +397,26 @@ class Reverie:
         """Merge overrides into the namespace's settings (None removes one); checked as the
         config file is, nothing written when refused. The writer and the learner read them
         in each write, so they apply from the next one on, in a running runtime too."""
-        changes = dict(settings) if isinstance(settings, Mapping) else settings
-        if not isinstance(changes, dict):
-            raise InputError(f"settings must be a mapping, got {type(settings).__name__}")
-        self._overrides({k: v for k, v in changes.items() if v is not None})
+        changes = self._overrides(settings, removing=True)
         await self._namespace_change(
             name,
-            lambda conn, ns, now: namespaces.set_settings(conn, ns, changes, self._overrides, now),
+            lambda conn, ns, now: namespaces.set_settings(conn, ns, changes, now),
         )
         return await self.namespace_info(name)
 
-    def _overrides(self, settings: Mapping[str, Any]) -> dict[str, Any]:
-        """Overrides checked as the config file's values are (InputError naming the key)."""
+    def _overrides(self, settings: Mapping[str, Any], removing: bool = False) -> dict[str, Any]:
+        """Overrides checked as the config file's values are (InputError naming the key);
+        ``removing``: a None value (an override to remove) is allowed for a known key."""
         if not isinstance(settings, Mapping):
             raise InputError(f"settings must be a mapping, got {type(settings).__name__}")
+        for key, value in settings.items():
+            if value is None and not (removing and key in NAMESPACE_KEYS):
+                raise InputError(
+                    f"{quoted(key, 60)} has no value (None removes the override of a key of "
+                    "config.NAMESPACE_KEYS, in set_namespace_settings only)"
+                )
         try:
-            overridden(self.config, settings)
+            overridden(self.config, {k: v for k, v in settings.items() if v is not None})
         except ConfigError as exc:
             raise InputError(str(exc)) from exc
         return dict(settings)

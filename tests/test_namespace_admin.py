@@ -264,6 +264,11 @@ async def test_a_none_setting_removes_the_override(rv: reverie.Reverie) -> None:
     await rv.create_namespace("a", {"caps.memory": 500, "caps.user": 400})
     shown = await rv.set_namespace_settings("a", {"caps.memory": None, "caps.soul": 900})
     assert set(shown["settings"]) == {"caps.user", "caps.soul"}
+    with pytest.raises(InputError, match="caps.bogus"):
+        await rv.set_namespace_settings("a", {"caps.bogus": None})
+    with pytest.raises(InputError, match="caps.memory"):
+        await rv.create_namespace("b", {"caps.memory": None})
+    assert len(await rv.namespace("a").ledger()) == 2
 
 
 async def test_every_change_is_a_ledger_row(rv: reverie.Reverie) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -130,18 +130,13 @@ def restore(conn: sqlite3.Connection, name: str, now: str) -> NamespaceRow:
 
 
 def set_settings(
-    conn: sqlite3.Connection,
-    name: str,
-    changes: Mapping[str, Any],
-    check: Callable[[dict[str, Any]], object],
-    now: str,
+    conn: sqlite3.Connection, name: str, changes: Mapping[str, Any], now: str
 ) -> NamespaceRow:
-    """Merge ``changes`` into the namespace's settings (a None value removes that
-    override); ``check`` sees the merged settings first and raises to refuse them."""
+    """Merge ``changes`` (already checked by the caller, key by key) into the namespace's
+    settings; a None value removes that override."""
     row = _existing(conn, name, now)
     merged = {**row.settings, **changes}
     merged = {k: v for k, v in sorted(merged.items()) if v is not None}
-    check(merged)
     conn.execute("UPDATE namespaces SET settings = ? WHERE name = ?", (_dumps(merged), name))
     _audit(conn, name, "SETTINGS", {"settings": row.settings}, {"settings": merged}, now)
     return _existing(conn, name, now)
