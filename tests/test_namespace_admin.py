@@ -111,8 +111,9 @@ async def test_archive_refuses_writes_keeps_data_and_restore_allows_them_again(
         ok(await s.call_tool("memory", add("Builds run with make ci")), "ADD")
         ok(await s.call_tool("topic", save("The deploy timeout is 30s")), "ADD")
         await s.turn(user="we deploy on fridays", assistant="noted")
+        await s.turn(user="The staging database is called kestrel-db from now on")
     ok(await ns.learn("Check the disk quota before a deploy"), "ADD")
-    await rv.wait_idle()
+    await rv.wait_idle()  # the turns are extracted; no idle yet, so no flush
     before = await everything(ns)
 
     archived = await rv.archive_namespace("a")
@@ -123,6 +124,7 @@ async def test_archive_refuses_writes_keeps_data_and_restore_allows_them_again(
         assert "archived" in ok(await s.call_tool("topic", save("Timeout 45s")), "ERROR")["error"]
         with pytest.raises(NamespaceArchived):
             await s.turn(user="this turn is refused")
+        await s.idle()  # the flush waits: nothing is read, routed or marked
     with pytest.raises(NamespaceArchived, match="restore it first"):
         await ns.learn("A lesson nobody keeps")
     with pytest.raises(NamespaceArchived):
@@ -141,6 +143,10 @@ async def test_archive_refuses_writes_keeps_data_and_restore_allows_them_again(
     async with ns.session("u") as s:
         ok(await s.call_tool("memory", add("A new rule")), "ADD")
         await s.turn(user="this turn is kept")
+        await s.idle()
+    await rv.wait_idle()
+    flushed = [r for r in await ns.ledger() if r.actor == "flusher" and r.action == "flush"]
+    assert flushed and flushed[0].detail["candidates"] >= 1  # what waited is flushed now
     ok(await ns.learn("A lesson kept"), "ADD")
     assert "a" in await rv.namespaces()
 
