@@ -54,7 +54,7 @@ from reverie.bus.messages import (
 )
 from reverie.clock import Clock, SystemClock
 from reverie.commands import TopicCommand
-from reverie.config import NAMESPACE_KEYS, Config, overridden
+from reverie.config import Config
 from reverie.embedding.index import VectorIndex, configured_embedder
 from reverie.embedding.openai_compat import OpenAIEmbedder
 from reverie.embedding.seam import Embedder
@@ -369,7 +369,7 @@ class Reverie:
         """A new, empty namespace with its own settings (caps, tier numbers: any of
         ``config.NAMESPACE_KEYS``); refused when it exists. Audited."""
         name = self.namespace(name).name
-        wanted = self._overrides(settings or {})
+        wanted = namespaces.checked(self.config, settings or {})
         s = self.services
         await s.db.write(lambda conn: namespaces.create(conn, name, wanted, s.now()))
         return await self.namespace_info(name)
@@ -378,7 +378,7 @@ class Reverie:
         """Sessions, created and archived times, the settings overrides with the values
         they replace, and the record counts per tier, kind, status and priority."""
         name = self.namespace(name).name
-        return await self.services.db.read(lambda conn: _info(conn, name, self.config))
+        return await self.services.db.read(lambda conn: namespaces.info(conn, name, self.config))
 
     async def archive_namespace(self, name: str) -> dict[str, Any]:
         """Make the namespace read-only (reversible; nothing is deleted): writes raise
@@ -397,29 +397,12 @@ class Reverie:
         """Merge overrides into the namespace's settings (None removes one); checked as the
         config file is, nothing written when refused. The writer and the learner read them
         in each write, so they apply from the next one on, in a running runtime too."""
-        changes = self._overrides(settings, removing=True)
+        changes = namespaces.checked(self.config, settings, removing=True)
         await self._namespace_change(
             name,
             lambda conn, ns, now: namespaces.set_settings(conn, ns, changes, now),
         )
         return await self.namespace_info(name)
-
-    def _overrides(self, settings: Mapping[str, Any], removing: bool = False) -> dict[str, Any]:
-        """Overrides checked as the config file's values are (InputError naming the key);
-        ``removing``: a None value (an override to remove) is allowed for a known key."""
-        if not isinstance(settings, Mapping):
-            raise InputError(f"settings must be a mapping, got {type(settings).__name__}")
-        for key, value in settings.items():
-            if value is None and not (removing and key in NAMESPACE_KEYS):
-                raise InputError(
-                    f"{quoted(key, 60)} has no value (None removes the override of a key of "
-                    "config.NAMESPACE_KEYS, in set_namespace_settings only)"
-                )
-        try:
-            overridden(self.config, {k: v for k, v in settings.items() if v is not None})
-        except ConfigError as exc:
-            raise InputError(str(exc)) from exc
-        return dict(settings)
 
     async def _namespace_change(
         self, name: str, change: Callable[[sqlite3.Connection, str, str], Any]
@@ -985,30 +968,6 @@ def _topic_answer(
         facts=tuple(FactView(f.id, f.content, f.created_at) for f in facts),
         more=more,
     )
-
-
-def _info(conn: sqlite3.Connection, name: str, config: Config) -> dict[str, Any]:
-    """What ``reverie namespace show`` shows of one namespace."""
-    row = namespaces.get(conn, name)
-    if row is None and not namespaces.known(conn, name):
-        raise InputError(f"no namespace {name!r}; create it first (reverie namespace create)")
-    settings = row.settings if row is not None else {}
-    changed = {}
-    for key in NAMESPACE_KEYS:
-        if key in settings:
-            section, _, field = key.partition(".")
-            home = getattr(getattr(config, section), field)
-            changed[key] = {"value": settings[key], "home": home}
-    return {
-        "namespace": name,
-        "created_at": row.created_at if row is not None else None,
-        "archived_at": row.archived_at if row is not None else None,
-        "archived": row is not None and row.archived_at is not None,
-        "sessions": row.sessions if row is not None else 0,
-        "last_heartbeat": row.heartbeat_at if row is not None else None,
-        "settings": changed,
-        "records": learning.counts(conn, name),
-    }
 
 
 def _configured_model(config: Config) -> Model:

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from reverie.config import Config, overridden
-from reverie.errors import InputError, NamespaceArchived
+from reverie.config import NAMESPACE_KEYS, Config, overridden
+from reverie.errors import ConfigError, InputError, NamespaceArchived, quoted
 from reverie.frozen import quick_init
-from reverie.stores import entries, ledger
+from reverie.stores import entries, learning, ledger
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import LedgerRecord, _Mapping
 
@@ -91,6 +91,48 @@ def effective(conn: sqlite3.Connection, name: str, config: Config) -> Config:
 @functools.lru_cache(maxsize=256)
 def _applied(config: Config, settings: str) -> Config:
     return overridden(config, json.loads(settings))
+
+
+def checked(config: Config, settings: Any, removing: bool = False) -> dict[str, Any]:
+    """Overrides checked as the config file's values are (InputError naming the key);
+    ``removing``: a None value (an override to remove) is allowed for a known key."""
+    if not isinstance(settings, Mapping):
+        raise InputError(f"settings must be a mapping, got {type(settings).__name__}")
+    for key, value in settings.items():
+        if value is None and not (removing and key in NAMESPACE_KEYS):
+            raise InputError(
+                f"{quoted(key, 60)} has no value (None removes the override of a key of "
+                "config.NAMESPACE_KEYS, in set_namespace_settings only)"
+            )
+    try:
+        overridden(config, {k: v for k, v in settings.items() if v is not None})
+    except ConfigError as exc:
+        raise InputError(str(exc)) from exc
+    return dict(settings)
+
+
+def info(conn: sqlite3.Connection, name: str, config: Config) -> dict[str, Any]:
+    """What ``reverie namespace show`` shows of one namespace."""
+    row = get(conn, name)
+    if row is None and not known(conn, name):
+        raise InputError(f"no namespace {name!r}; create it first (reverie namespace create)")
+    settings = row.settings if row is not None else {}
+    changed = {}
+    for key in NAMESPACE_KEYS:
+        if key in settings:
+            section, _, field = key.partition(".")
+            home = getattr(getattr(config, section), field)
+            changed[key] = {"value": settings[key], "home": home}
+    return {
+        "namespace": name,
+        "created_at": row.created_at if row is not None else None,
+        "archived_at": row.archived_at if row is not None else None,
+        "archived": row is not None and row.archived_at is not None,
+        "sessions": row.sessions if row is not None else 0,
+        "last_heartbeat": row.heartbeat_at if row is not None else None,
+        "settings": changed,
+        "records": learning.counts(conn, name),
+    }
 
 
 def create(
