@@ -18,7 +18,9 @@ import reverie
 from reverie import ManualClock, NamespaceArchived
 from reverie.actors.reviewer import ARCHIVED
 from reverie.errors import InputError
-from tests.conftest import ok
+from tests.conftest import both_backends, ok
+
+pytestmark = both_backends
 
 
 def add(content: str, target: str = "memory") -> dict[str, Any]:
