@@ -133,6 +133,11 @@ async def test_archive_refuses_writes_keeps_data_and_restore_allows_them_again(
         await ns.set_tier(before["records"][0].id, "cold")
     with pytest.raises(NamespaceArchived):
         await ns.restore(before["entries"][0].id)
+    with pytest.raises(NamespaceArchived):
+        await ns.curate(apply=True)
+    with pytest.raises(NamespaceArchived):
+        await ns.restore_skill("release")
+    assert (await ns.curate())["dry_run"]  # a dry run only reads
     # still readable: search, reads, the ledger (the export's sources)
     assert [h.text for h in await ns.search("make ci")] == ["Builds run with make ci"]
     await rv.wait_idle()
