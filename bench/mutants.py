@@ -1147,6 +1147,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "ns-archive-curate",
+        "reverie/actors/curator.py",
+        "            namespaces.check_open(conn, self.namespace)\n            here",
+        "            here",
+        "ns.curate(apply=True) archives skills of an archived namespace",
+        (
+            "tests/test_namespace_admin.py::test_archive_refuses_writes_keeps_data_and_restore_allows_them_again",
+        ),
+    ),
+    Mutant(
         "ns-restore",
         "reverie/stores/namespaces.py",
         'conn.execute("UPDATE namespaces SET archived_at = NULL WHERE name = ?", (name,))',
