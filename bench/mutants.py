@@ -1183,6 +1183,120 @@ MUTANTS: tuple[Mutant, ...] = (
         "a tier move or a manual lesson makes a quiet namespace due for a review pass",
         ("tests/test_records.py::test_a_tier_move_leaves_a_quiet_namespace_quiet",),
     ),
+    # -- issue 11's namespace management ----------------------------------------------
+    Mutant(
+        "ns-archive-tool",
+        "reverie/actors/write_base.py",
+        "            namespaces.check_open(conn, self.namespace)\n            self.cfg",
+        "            self.cfg",
+        "a tool call writes to an archived namespace",
+        (
+            "tests/test_namespace_admin.py::test_archive_refuses_writes_keeps_data_and_restore_allows_them_again",
+        ),
+    ),
+    Mutant(
+        "ns-archive-turn",
+        "reverie/actors/writer.py",
+        "        namespaces.check_open(conn, self.namespace)\n",
+        "",
+        "a turn is recorded in an archived namespace",
+        (
+            "tests/test_namespace_admin.py::test_archive_refuses_writes_keeps_data_and_restore_allows_them_again",
+        ),
+    ),
+    Mutant(
+        "ns-archive-learn",
+        "reverie/actors/learner.py",
+        "        if writing:\n"
+        "            namespaces.check_open(conn, self.namespace)\n"
+        "        elif",
+        "        if False:\n            pass\n        elif",
+        "ns.learn, set_tier and recall write to an archived namespace",
+        (
+            "tests/test_namespace_admin.py::test_archive_refuses_writes_keeps_data_and_restore_allows_them_again",
+        ),
+    ),
+    Mutant(
+        "ns-archive-clock",
+        "reverie/actors/learner.py",
+        "        if not self._settle(conn, writing=False):\n            return [], None\n",
+        "        self._settle(conn, writing=False)\n",
+        "an archived namespace's sessions count and move its tiers",
+        ("tests/test_namespace_admin.py::test_an_archived_namespace_keeps_its_tier_clock_still",),
+    ),
+    Mutant(
+        "ns-archive-review",
+        "reverie/actors/reviewer.py",
+        "        if namespaces.is_archived(conn, self.namespace):\n"
+        "            return False, ARCHIVED, _NOT_BEGUN\n",
+        "",
+        "review passes run over an archived namespace",
+        ("tests/test_namespace_admin.py::test_review_skips_an_archived_namespace",),
+    ),
+    Mutant(
+        "ns-archive-flush",
+        "reverie/actors/flusher.py",
+        "        if namespaces.is_archived(conn, self.namespace):  # read-only: its flush waits\n",
+        "        if False:\n",
+        "the idle flush of an archived namespace routes and marks what waited",
+        (
+            "tests/test_namespace_admin.py::test_archive_refuses_writes_keeps_data_and_restore_allows_them_again",
+        ),
+    ),
+    Mutant(
+        "ns-archive-curate",
+        "reverie/actors/curator.py",
+        "            namespaces.check_open(conn, self.namespace)\n            here",
+        "            here",
+        "ns.curate(apply=True) archives skills of an archived namespace",
+        (
+            "tests/test_namespace_admin.py::test_archive_refuses_writes_keeps_data_and_restore_allows_them_again",
+        ),
+    ),
+    Mutant(
+        "ns-restore",
+        "reverie/stores/namespaces.py",
+        'conn.execute("UPDATE namespaces SET archived_at = NULL WHERE name = ?", (name,))',
+        "pass",
+        "restore leaves the namespace archived",
+        (
+            "tests/test_namespace_admin.py::test_archive_refuses_writes_keeps_data_and_restore_allows_them_again",
+        ),
+    ),
+    Mutant(
+        "ns-cap-override",
+        "reverie/actors/write_base.py",
+        "            self.cfg = namespaces.effective(conn, self.namespace, self.base)\n",
+        "",
+        "the writer ignores the namespace's own caps",
+        ("tests/test_namespace_admin.py::test_a_cap_override_changes_what_the_writer_accepts",),
+    ),
+    Mutant(
+        "ns-tier-override",
+        "reverie/actors/learner.py",
+        "        self.cfg = namespaces.effective(conn, self.namespace, self.config).records\n",
+        "",
+        "the learner ignores the namespace's own tier numbers",
+        ("tests/test_namespace_admin.py::test_a_tier_override_changes_when_a_record_moves",),
+    ),
+    Mutant(
+        "ns-override-positive",
+        "reverie/config.py",
+        "        if checked != checked or checked <= 0:",
+        "        if False:",
+        "a zero, negative or NaN namespace override is accepted",
+        (
+            "tests/test_namespace_admin.py::test_invalid_overrides_are_refused_and_nothing_is_written",
+        ),
+    ),
+    Mutant(
+        "ns-ledger",
+        "reverie/stores/namespaces.py",
+        "    ledger.append(\n",
+        "    (lambda *a: None)(\n",
+        "namespace changes leave no ledger row",
+        ("tests/test_namespace_admin.py::test_every_change_is_a_ledger_row",),
+    ),
 )
 
 

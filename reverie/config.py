@@ -13,9 +13,9 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Final, Self
 
-from reverie.errors import ConfigError
+from reverie.errors import ConfigError, quoted
 
 DEFAULT_MEMORY_CAP = 3000
 DEFAULT_USER_CAP = 2000
@@ -489,3 +489,56 @@ def _validate(config: Config) -> None:
         raise ConfigError("actors.mailbox_size must be at least 1")
     if config.distiller.ask_batch > max(1, config.distiller.max_topics):
         raise ConfigError("distiller.ask_batch must not exceed distiller.max_topics")
+
+
+NAMESPACE_KEYS: Final = (
+    "caps.memory",
+    "caps.user",
+    "caps.soul",
+    "caps.user_settings",
+    "caps.agent_profile",
+    "caps.skills",
+    "records.warm_after_accesses",
+    "records.hot_sessions",
+    "records.cold_sessions",
+    "records.longterm_days",
+    "records.longterm_recalls",
+    "records.heartbeat_interval_minutes",
+)
+"""The settings one namespace may override (``reverie namespace set``): its caps and its
+tier numbers. Everything else is the home's."""
+
+
+def _namespace_key(key: object) -> tuple[str, str]:
+    if not isinstance(key, str) or key not in NAMESPACE_KEYS:
+        raise ConfigError(
+            f"{quoted(key, 60)} cannot be set per namespace; these can: {', '.join(NAMESPACE_KEYS)}"
+        )
+    section, _, name = key.partition(".")
+    return section, name
+
+
+def override_value(key: str, raw: str) -> int | float:
+    """A namespace override's value read from text (the CLI's ``key=value``)."""
+    section, name = _namespace_key(key)
+    expected = _field_type(section, name)
+    try:
+        return int(raw) if expected is int else float(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{key}={quoted(raw, 60)} is not a valid {expected.__name__}") from exc
+
+
+def overridden(config: Config, overrides: Mapping[str, Any]) -> Config:
+    """``config`` with one namespace's overrides (dotted :data:`NAMESPACE_KEYS`) applied,
+    each checked as the config file's values are, and positive; a :class:`ConfigError`
+    names the first bad key."""
+    if not overrides:
+        return config
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in overrides.items():
+        section, name = _namespace_key(key)
+        checked = _check_type(key, _field_type(section, name), value)
+        if checked != checked or checked <= 0:
+            raise ConfigError(f"{key} must be a positive number, not {quoted(value, 60)}")
+        sections.setdefault(section, {})[name] = checked
+    return replace(config, **{s: replace(getattr(config, s), **v) for s, v in sections.items()})

@@ -7,7 +7,8 @@ ReverieError
 │   ├── StoreBusy        the database stayed locked past the busy timeout
 │   └── HomeError        no home there (read-only use), or a damaged one: refused
 ├── InputError           an argument of a public call was rejected (names the field)
-│   └── ToolInputError   a tool call's arguments were rejected (surfaced as decision ERROR)
+│   ├── ToolInputError   a tool call's arguments were rejected (surfaced as decision ERROR)
+│   └── NamespaceArchived a write to an archived namespace (restore it first)
 ├── TimeoutError         no answer within the time budget (says whether the work may land)
 └── InternalError        an unexpected failure inside reverie (a bug); its type is named
 
@@ -65,6 +66,10 @@ class InputError(ReverieError):
 
 class ToolInputError(InputError):
     """A tool call was malformed; the message is what the agent is told."""
+
+
+class NamespaceArchived(InputError):
+    """The namespace is archived: it is read-only until ``Reverie.restore_namespace``."""
 
 
 class TimeoutError(ReverieError):  # reverie.TimeoutError; the builtin is never raised

@@ -63,6 +63,7 @@ from reverie.errors import (
     ClosedError,
     ConfigError,
     InputError,
+    NamespaceArchived,
     ReverieError,
     ToolInputError,
     bounded,
@@ -87,6 +88,7 @@ from reverie.stores import (
     episodes,
     learning,
     ledger,
+    namespaces,
     rekey,
     review_state,
     skills,
@@ -356,10 +358,65 @@ class Reverie:
         """A user's or project's isolated memory."""
         return Namespace(self, self._names.claim("namespace", _check_name("namespace", name)))
 
-    async def namespaces(self) -> list[str]:
-        names = await self.services.db.read(entries.namespaces)
+    async def namespaces(self, include_archived: bool = False) -> list[str]:
+        """Every namespace that holds data or was created, sorted; archived ones only with
+        ``include_archived``."""
+        _flag("include_archived", include_archived)
+        names = await self.services.db.read(
+            lambda conn: namespaces.names(conn, include_archived=include_archived)
+        )
         self._names.add(names)  # stored names are always accepted as they are
         return names
+
+    # -- namespace management (see docs/records.md, "Namespaces") -------------------------
+
+    async def create_namespace(
+        self, name: str, settings: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """A new, empty namespace with its own settings (caps, tier numbers: any of
+        ``config.NAMESPACE_KEYS``); refused when it exists. Audited."""
+        name = self.namespace(name).name
+        wanted = namespaces.checked(self.config, settings or {})
+        s = self.services
+        await s.db.write(lambda conn: namespaces.create(conn, name, wanted, s.now()))
+        return await self.namespace_info(name)
+
+    async def namespace_info(self, name: str) -> dict[str, Any]:
+        """Sessions, created and archived times, the settings overrides with the values
+        they replace, and the record counts per tier, kind, status and priority."""
+        name = self.namespace(name).name
+        return await self.services.db.read(lambda conn: namespaces.info(conn, name, self.config))
+
+    async def archive_namespace(self, name: str) -> dict[str, Any]:
+        """Make the namespace read-only (reversible; nothing is deleted): writes raise
+        :class:`NamespaceArchived`, reviews skip it, reads and exports still work."""
+        await self._namespace_change(name, namespaces.archive)
+        return await self.namespace_info(name)
+
+    async def restore_namespace(self, name: str) -> dict[str, Any]:
+        """Undo :meth:`archive_namespace`: the namespace takes writes again."""
+        await self._namespace_change(name, namespaces.restore)
+        return await self.namespace_info(name)
+
+    async def set_namespace_settings(
+        self, name: str, settings: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Merge overrides into the namespace's settings (None removes one); checked as the
+        config file is, nothing written when refused. The writer and the learner read them
+        in each write, so they apply from the next one on, in a running runtime too."""
+        changes = namespaces.checked(self.config, settings, removing=True)
+        await self._namespace_change(
+            name,
+            lambda conn, ns, now: namespaces.set_settings(conn, ns, changes, now),
+        )
+        return await self.namespace_info(name)
+
+    async def _namespace_change(
+        self, name: str, change: Callable[[sqlite3.Connection, str, str], Any]
+    ) -> None:
+        name = self.namespace(name).name
+        s = self.services
+        await s.db.write(lambda conn: change(conn, name, s.now()))
 
     async def review(self, force: bool = False) -> dict[str, Any]:
         """One bg_review full pass now, over every namespace: lint (L5), distill (L4),
@@ -506,7 +563,11 @@ class Namespace:
     async def snapshot(self) -> Snapshot:
         """The block a session would inject now; the records it carries count an access."""
         s = self.runtime.services
-        taken = await s.db.read(lambda conn: take(conn, self.name, s.config, s.now()))
+
+        def read(conn: sqlite3.Connection) -> Snapshot:  # with the namespace's own caps
+            return take(conn, self.name, namespaces.effective(conn, self.name, s.config), s.now())
+
+        taken = await s.db.read(read)
         await s.accessed(self.name, list(taken.carried), "snapshot")
         return taken
 
@@ -575,6 +636,8 @@ class Namespace:
             result = await self.runtime.services.bus.ask(message)
         except ReverieError as exc:
             return refused(str(exc)).to_dict()
+        if isinstance(result, NamespaceArchived):
+            raise result
         assert isinstance(result, ToolResult)
         return result.to_dict()
 
@@ -651,6 +714,8 @@ class Namespace:
         if await self.record(message.record_id) is None:  # the learner checks again
             raise InputError(f"no record {quoted(message.record_id)} in {self.name!r}")
         answer = await self.runtime.services.bus.ask(message)
+        if isinstance(answer, NamespaceArchived):
+            raise answer
         assert isinstance(answer, LearningRecord)
         return answer
 
@@ -818,6 +883,8 @@ class Session:
             episode = await runtime.services.bus.ask(
                 TurnRecord(self.namespace.name, self.id, user, assistant)
             )
+            if isinstance(episode, NamespaceArchived):
+                raise episode
             assert isinstance(episode, Episode)
             span.set_attribute("reverie.turn", episode.turn)
             return episode

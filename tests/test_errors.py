@@ -54,6 +54,11 @@ REALISTIC: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "used_skill": (("release",), {}),
     "review": ((), {"force": True}),
     "curate": ((), {"apply": True}),
+    "create_namespace": (("fresh",), {"settings": {"caps.memory": 500}}),
+    "namespace_info": (("default",), {}),
+    "archive_namespace": (("default",), {}),
+    "restore_namespace": (("default",), {}),  # called after archive_namespace
+    "set_namespace_settings": (("default", {"caps.memory": 2500}), {}),
 }
 
 

@@ -20,11 +20,11 @@ from typing import Any
 from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
-from reverie.errors import ToolInputError, quoted
+from reverie.errors import NamespaceArchived, ToolInputError, quoted
 from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
 from reverie.results import Archived, Decision, ToolResult, refused
 from reverie.rules.similarity import jaccard, word_set
-from reverie.stores import ledger, skills
+from reverie.stores import ledger, namespaces, skills
 from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord, Skill
 from reverie.telemetry.tracing import trace_id_hex
@@ -92,6 +92,8 @@ class Curator(Stage):
                 return await self._apply()
         except ToolInputError as exc:
             return refused(str(exc))
+        except NamespaceArchived as exc:  # the host's call raises it; not a failure here
+            return exc
         found = await self.db.read(
             lambda conn: candidates(
                 conn, self.projector, self.namespace, self.clock.now(), self.cfg.idle_days
@@ -111,6 +113,7 @@ class Curator(Stage):
         crash cut short is finished by the next apply)."""
 
         def archive(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[Any]]:
+            namespaces.check_open(conn, self.namespace)
             here = self.projector, self.namespace
             return leftovers(conn, *here), apply(conn, *here, self.clock.now(), self.cfg.idle_days)
 
@@ -126,6 +129,7 @@ class Curator(Stage):
 
     async def _restore(self, name: str) -> ToolResult:
         def back(conn: sqlite3.Connection) -> tuple[str, Skill]:
+            namespaces.check_open(conn, self.namespace)
             where = restore(conn, self.namespace, name, self.now())
             skill = skills.get(conn, self.namespace, name)
             assert skill is not None

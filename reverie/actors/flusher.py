@@ -45,7 +45,16 @@ from reverie.rules.ordering import by_priority, latest_only
 from reverie.rules.routing import MEMORY_HOMES, Home, TopicHint, route_all
 from reverie.rules.similarity import near_duplicate, values, word_set
 from reverie.rules.supersede import closeness, keys, retired_names, same_fact, supersedes
-from reverie.stores import entries, episodes, extracts, ledger, review_state, timeline, topics
+from reverie.stores import (
+    entries,
+    episodes,
+    extracts,
+    ledger,
+    namespaces,
+    review_state,
+    timeline,
+    topics,
+)
 from reverie.stores.db import Database
 from reverie.stores.extracts import Extract
 from reverie.stores.records import LedgerRecord
@@ -186,8 +195,11 @@ class Flusher(Actor, Clocked):
     def _pending(self, conn: sqlite3.Connection) -> Batch:
         """What this flush reads: the candidates a budget left waiting, then the new ones
         past the watermark (at most ``max_candidates``; the watermark moves past all of
-        them, so every turn of a conversation is read by some flush)."""
+        them, so every turn of a conversation is read by some flush). Nothing while the
+        namespace is archived."""
         mark = int(review_state.get(conn, self.namespace, WATERMARK, 0))
+        if namespaces.is_archived(conn, self.namespace):  # read-only: its flush waits
+            return Batch(mark, mark, [], {}, [], {})
         held = extracts.by_ids(
             conn, self.namespace, review_state.get(conn, self.namespace, WAITING, [])
         )

@@ -43,10 +43,10 @@ from reverie.bus.messages import (
 )
 from reverie.clock import Clock, iso
 from reverie.config import Config, RecordsConfig
-from reverie.errors import InputError, quoted
+from reverie.errors import InputError, NamespaceArchived, quoted
 from reverie.results import Decision, ToolResult
 from reverie.rules.similarity import near_duplicate
-from reverie.stores import learning, ledger, patterns, record_files, review_state
+from reverie.stores import learning, ledger, namespaces, patterns, record_files, review_state
 from reverie.stores.db import Database, fetchall
 from reverie.stores.learning import LearningRecord, Moved
 from reverie.stores.projection import Projector
@@ -109,8 +109,8 @@ class Learner(Actor, Clocked):
     ) -> None:
         super().__init__(namespace)
         self.db, self.projector, self.bus, self.clock = db, projector, bus, clock
-        self.book = book
-        self.cfg: RecordsConfig = config.records
+        self.book, self.config = book, config
+        self.cfg: RecordsConfig = config.records  # the namespace's own, read in each txn
         self.jaccard = config.writer.jaccard_threshold
         self.min_chars = config.extractor.min_chars
 
@@ -124,10 +124,17 @@ class Learner(Actor, Clocked):
 
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
-        if isinstance(message, Learn):
-            return await self.db.write(self._unseen(lambda c: self._learn(c, message)), self._files)
-        if isinstance(message, MoveRecord):
-            return await self.db.write(self._unseen(lambda c: self._move(c, message)), self._files)
+        try:
+            if isinstance(message, Learn):
+                return await self.db.write(
+                    self._unseen(lambda c: self._learn(c, message)), self._files
+                )
+            if isinstance(message, MoveRecord):
+                return await self.db.write(
+                    self._unseen(lambda c: self._move(c, message)), self._files
+                )
+        except NamespaceArchived as exc:  # the host's call raises it; not a failure here
+            return exc
         if isinstance(message, PatternDetected):
             return await self.db.write(
                 self._unseen(lambda c: self._pattern(c, message)), self._files
@@ -168,7 +175,10 @@ class Learner(Actor, Clocked):
     ) -> tuple[list[Moved], list[tuple[str, ...]] | None]:
         """One transaction: log what the extractor tagged, count the accesses and
         restatements, and — at a session's end or a due heartbeat — run the tier rules and
-        look for patterns (None: the rules did not run)."""
+        look for patterns (None: the rules did not run). An archived namespace is left as
+        it is: its accesses are not counted, its tier clock stands still."""
+        if not self._settle(conn, writing=False):
+            return [], None
         now = self.clock.now()
         if ended:  # the session's last turns may wait for the extractor: taken here first
             catch_up(conn, self.namespace, self.min_chars, iso(now))
@@ -260,11 +270,23 @@ class Learner(Actor, Clocked):
             if r["entry_id"] and r["decision"] in ("NOOP", "REINFORCED")
         ]
 
+    def _settle(self, conn: sqlite3.Connection, *, writing: bool) -> bool:
+        """Read the namespace's own settings into ``cfg``; False when it is archived (a
+        write, ``writing``, is refused: :class:`NamespaceArchived`)."""
+        if writing:
+            namespaces.check_open(conn, self.namespace)
+        elif namespaces.is_archived(conn, self.namespace):
+            return False
+        self.cfg = namespaces.effective(conn, self.namespace, self.config).records
+        return True
+
     def _learn(self, conn: sqlite3.Connection, message: Learn) -> ToolResult:
+        self._settle(conn, writing=True)
         said = (message.kind, message.content, message.priority)
         return self._log(conn, said, None, self.now())
 
     def _move(self, conn: sqlite3.Connection, message: MoveRecord) -> LearningRecord:
+        self._settle(conn, writing=True)
         now = self.now()
         if learning.get(conn, self.namespace, message.record_id) is None:
             raise InputError(f"no record {quoted(message.record_id)} in {self.namespace!r}")

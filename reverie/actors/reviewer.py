@@ -45,7 +45,7 @@ from reverie.config import ReviewerConfig
 from reverie.errors import ReverieError, map_store_errors
 from reverie.frozen import quick_init
 from reverie.reports import NamespaceReport, StageReport
-from reverie.stores import ledger, review_state
+from reverie.stores import ledger, namespaces, review_state
 from reverie.stores.db import Database
 from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
@@ -60,6 +60,7 @@ UNREAD = frozenset({"learner"})
 """Whose ledger rows no stage reads (seed 003's tiers, log records, patterns): one landing
 while a pass runs leaves the namespace quiet."""
 NOTHING_NEW = "nothing new since the last pass"
+ARCHIVED = "the namespace is archived (restore it to review it again)"
 
 
 @quick_init
@@ -237,6 +238,8 @@ class Reviewer(Actor, Clocked):
     ) -> tuple[bool, str, _Start]:
         """Quiet mark, cooldown and lease in one transaction, which also reads every stage's
         last run for its due-check (one read for the pass, not one per stage)."""
+        if namespaces.is_archived(conn, self.namespace):
+            return False, ARCHIVED, _NOT_BEGUN
         if review_state.quiet(conn, iso(now), self.namespace):
             return False, NOTHING_NEW, _NOT_BEGUN
         keys = [LAST_PASS, *(_last_key(name) for name, _ in REVIEW_ORDER)]

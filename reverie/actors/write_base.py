@@ -19,7 +19,7 @@ from reverie.config import Config
 from reverie.errors import ToolInputError, quoted
 from reverie.results import Decision, ToolResult
 from reverie.rules.secrets import refusal, secret_kind
-from reverie.stores import calls, ledger
+from reverie.stores import calls, ledger, namespaces
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
 from reverie.stores.records import Entry, Fact, LedgerRecord
@@ -66,18 +66,31 @@ class WriteBase(Actor, Clocked):
     ) -> None:
         super().__init__(namespace)
         self.db, self.projector, self.bus, self.clock = db, projector, bus, clock
-        self.cfg = config
+        self.base = config
+        self.cfg = config  # the namespace's own settings, read in each write (see _guarded)
         self._named: ToolCall | None = None  # a tool call the host named, not yet written
         self._call_id: str | None = None  # the host's id of the call being written, if any
 
     async def _write(self, body: Txn) -> Outcome:
         """One write transaction, then its projections in the same hop to the thread."""
         named, self._named = self._named, None
+        body = self._guarded(body)
         if named is not None:
             return await self.db.write(
                 lambda conn: self._named_txn(conn, named, body), then=self._project
             )
         return await self.db.write(body, then=self._project)
+
+    def _guarded(self, body: Txn) -> Txn:
+        """``body`` refused (:class:`NamespaceArchived`) when the namespace is archived, and
+        run with the namespace's own settings (its caps), both read in its transaction."""
+
+        def txn(conn: sqlite3.Connection) -> Outcome:
+            namespaces.check_open(conn, self.namespace)
+            self.cfg = namespaces.effective(conn, self.namespace, self.base)
+            return body(conn)
+
+        return txn
 
     def _named_txn(self, conn: sqlite3.Connection, call: ToolCall, body: Txn) -> Outcome:
         """A call with the host's call id is answered once: its answer is stored in the

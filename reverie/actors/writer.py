@@ -32,10 +32,10 @@ from reverie.bus.messages import (
     TurnRecord,
 )
 from reverie.commands import MemoryCommand, TopicCommand
-from reverie.errors import StoreBusy, StoreError, ToolInputError, quoted
+from reverie.errors import NamespaceArchived, StoreBusy, StoreError, ToolInputError, quoted
 from reverie.results import Decision, ToolResult, refused
 from reverie.rules.secrets import redact
-from reverie.stores import calls, entries, episodes, review_state, topics
+from reverie.stores import calls, entries, episodes, namespaces, review_state, topics
 from reverie.stores.records import Episode, Fact
 from reverie.stores.review_state import promoted_key
 
@@ -66,6 +66,14 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
                 self.bus.offer(message, cause=envelope)
 
     async def _receive(self, envelope: Envelope) -> Any:
+        try:
+            return await self._answer(envelope)
+        except NamespaceArchived as exc:  # a refusal, not the actor's failure (never logged so)
+            if isinstance(envelope.message, ToolCall):  # transient: a flush retries once restored
+                return refused(str(exc), transient=True)
+            return exc  # the host's call raises it
+
+    async def _answer(self, envelope: Envelope) -> Any:
         message = envelope.message
         if isinstance(message, TurnRecord):
             return await self._turn(message, envelope)
@@ -109,6 +117,7 @@ class Writer(MemoryWrites, TopicWrites, SkillWrites):
         return episode
 
     def _turn_txn(self, conn: sqlite3.Connection, message: TurnRecord) -> Episode:
+        namespaces.check_open(conn, self.namespace)
         episode = episodes.record(
             conn,
             self.namespace,

@@ -195,7 +195,7 @@ async def _namespace(rv: Reverie, name: str, existing: bool) -> Namespace:
     knows (the default one always is), else a one-line error listing the known ones."""
     namespace = rv.namespace(name)
     if existing and name != DEFAULT_NAMESPACE:
-        known = await rv.namespaces()
+        known = await rv.namespaces(include_archived=True)  # an archived one is read
         if name not in known:
             shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if known[20:] else "")
             raise CommandError(
