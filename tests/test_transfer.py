@@ -62,6 +62,20 @@ async def _one(
                 result = await s.call_tool("memory", add(target, f"The {word} host runs job {n}"))
         if result.get("entry_id"):
             made.append(result["entry_id"])
+    elif kind in ("replace", "remove"):
+        args: dict[str, Any] = {"action": kind, "target": "memory", "old_text": f"The {op[1]} host"}
+        if kind == "replace":
+            args["content"] = f"The {op[1]} host runs job {op[2]} now"
+        async with ns.session(f"s-{len(made)}") as s:
+            result = await s.call_tool("memory", args)
+        if result.get("entry_id"):
+            made.append(result["entry_id"])
+    elif kind == "skill":
+        body = f"# {op[1]}\n\n1. Run the {op[1]} checks.\n2. Read the report."
+        async with ns.session(f"s-{len(made)}") as s:
+            await s.call_tool("skill_manage", {"action": "create", "name": op[1], "content": body})
+    elif kind == "restore" and made:
+        await ns.restore(made[op[1] % len(made)])
     elif kind == "learn":
         result = await ns.learn(f"Check the {op[1]} queue before {op[2]} runs", op[3], op[4])
         if result.get("entry_id"):
@@ -113,6 +127,10 @@ SCENARIO: list[tuple[Any, ...]] = [
     ("search", "deploy port"),
     ("search", "cedar host"),
     ("session",),
+    ("replace", "cedar", 5),
+    ("entry", "memory", "delta", 3),
+    ("remove", "delta", 0),
+    ("skill", "release-check"),
     ("tier", 3, "cold"),
     ("tier", 4, "warm"),
     ("promote", 5),
@@ -167,9 +185,14 @@ OPS = st.lists(
         st.tuples(st.just("promote"), st.integers(0, 20)),
         st.tuples(st.just("search"), st.sampled_from((*SUBJECTS, *WORDS))),
         st.tuples(st.just("session")),
+        st.tuples(
+            st.sampled_from(("replace", "remove")), st.sampled_from(WORDS), st.integers(4, 6)
+        ),
+        st.tuples(st.just("skill"), st.sampled_from(("release-check", "triage"))),
+        st.tuples(st.just("restore"), st.integers(0, 20)),
     ),
     min_size=1,
-    max_size=12,
+    max_size=14,
 )
 
 

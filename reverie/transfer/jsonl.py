@@ -106,6 +106,8 @@ def check(value: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise BadLine("access_count must be a whole number, 0 or more")
     _place(kind, value.get("place"))
+    if kind == "skill" and value["id"] != f"skill:{value['place']}":
+        raise BadLine("a skill's id is 'skill:' and its name (its place)")
     _texts(value)
     record = dict(value)
     record["accesses"] = _accesses(value.get("accesses", []))
