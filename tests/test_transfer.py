@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reverie
-from reverie import InputError
+from reverie import Config, InputError
+from reverie.config import CapsConfig
 from reverie.transfer import ImportReport
 from tests.conftest import db_counts
 
@@ -239,6 +240,25 @@ async def test_a_malformed_line_is_reported_by_number_and_nothing_else_is_lost(
     assert await export(tmp_path / "b") == "\n".join(lines) + "\n"
 
 
+async def test_a_fact_whose_successor_is_refused_is_refused_with_it(tmp_path: Path) -> None:
+    """Invariant: a restored chain never points at a fact that is not there."""
+    await build(tmp_path / "a", SCENARIO[:3])  # one chain: 8080 -> 9090 -> 7070
+    lines = (await export(tmp_path / "a")).splitlines()
+    middle = json.loads(lines[2])
+    lines[2] = json.dumps(middle | {"content": "ghp_16C7e42F292c6912E7710c838347Ae178B4a"})
+    (tmp_path / "x.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = await import_into(tmp_path / "b", tmp_path / "x.jsonl")
+    assert [(d.line, d.decision) for d in report.decisions] == [
+        (2, "ERROR"),
+        (3, "ERROR"),
+        (4, "ADD"),
+    ]
+    assert "superseded by" in report.decisions[0].reason
+    async with reverie.open(tmp_path / "b") as rv:
+        [live] = await rv.namespace().facts("deploy")
+        assert live.content == "The deploy port is 7070" and live.supersedes is None
+
+
 # ---- merging into a namespace that holds records ------------------------------------------
 
 
@@ -309,6 +329,15 @@ async def test_a_hermes_home_is_imported_through_the_writer(tmp_path: Path) -> N
         assert len(await ns.entries("user")) == 2
         assert len(await ns.entries("soul")) == 1
     assert "ghp_" not in (tmp_path / "h" / "default" / "USER.md").read_text()
+
+
+async def test_an_import_past_a_cap_is_refused_line_by_line(tmp_path: Path) -> None:
+    config = Config(caps=CapsConfig(memory=150))
+    async with reverie.open(tmp_path / "h", config=config) as rv:
+        report = await rv.namespace().import_records(DATA / "hermes")
+    memory = [d for d in report.decisions if d.source == "memories/MEMORY.md"]
+    assert [d.decision for d in memory] == ["ADD", "ADD", "ERROR", "NOOP"]
+    assert "full" in memory[2].reason and "USER.md" not in memory[2].reason
 
 
 async def test_an_openclaw_workspace_is_imported_through_the_writer(tmp_path: Path) -> None:
