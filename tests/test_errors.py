@@ -54,6 +54,7 @@ REALISTIC: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "used_skill": (("release",), {}),
     "review": ((), {"force": True}),
     "curate": ((), {"apply": True}),
+    "import_records": ((Path(__file__).parent / "data" / "hermes",), {}),
 }
 
 

@@ -26,6 +26,9 @@ from reverie.transfer.report import ERROR, ImportReport, LineDecision
 EXPORT_FORMATS: Final = ("jsonl", "markdown")
 IMPORT_FORMATS: Final = ("jsonl", workspaces.HERMES, workspaces.OPENCLAW)
 _LIVE: Final = ("active", "resolved")
+MAX_PATH_CHARS: Final = 4096
+MAX_JSONL_BYTES: Final = 512_000_000
+"""An export is read whole: about a million records."""
 
 __all__ = ["EXPORT_FORMATS", "IMPORT_FORMATS", "ImportReport", "LineDecision", "Plan"]
 
@@ -54,14 +57,24 @@ def plan(source: str | Path, format: str | None = None) -> Plan:  # noqa: A002
     cannot be read raises :class:`InputError`."""
     if not isinstance(source, str | Path) or not str(source).strip():
         raise InputError(f"source must be a path, got {quoted(source, 60)}")
-    path = Path(source).expanduser()
+    if len(str(source)) > MAX_PATH_CHARS:
+        raise InputError(f"source is a path of at most {MAX_PATH_CHARS} chars")
+    try:
+        return _plan(Path(source).expanduser(), format)
+    except OSError as exc:  # a path the system refuses (too long a name, no permission, …)
+        why = exc.strerror or type(exc).__name__
+        raise InputError(f"cannot read {quoted(str(source), 200)}: {why}") from exc
+
+
+def _plan(path: Path, format: str | None) -> Plan:  # noqa: A002
     if format is not None and format not in IMPORT_FORMATS:
         raise InputError(f"format is one of {', '.join(IMPORT_FORMATS)}, got {quoted(format)}")
     found = format or workspaces.detect(path)
     if found == "jsonl":
         if not path.is_file():
             raise InputError(f"no JSONL file {quoted(str(path))} to import")
-        return Plan(str(path), found, lines=jsonl.read(workspaces.text_of(path)))
+        text = workspaces.text_of(path, MAX_JSONL_BYTES)
+        return Plan(str(path), found, lines=jsonl.read(text))
     if not path.is_dir():
         raise InputError(f"a {found} import reads a folder; {quoted(str(path))} is not one")
     read = workspaces.read_hermes if found == workspaces.HERMES else workspaces.read_openclaw

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from reverie.bus.messages import Learn, Message, ToolCall
 from reverie.config import WriterConfig
-from reverie.errors import InputError, ReverieError, quoted
+from reverie.errors import InputError, quoted
 from reverie.results import ToolResult
 from reverie.rules.query import PRIORITIES
 from reverie.rules.secrets import refusal, secret_kind
@@ -68,7 +68,8 @@ async def merge(
     items: Iterable[Item], namespace: str, ask: Ask, writer: WriterConfig
 ) -> list[LineDecision]:
     """Each item through the writer (or the learner), in order; a refusal is that item's
-    ERROR and the rest still go in."""
+    ERROR and the rest still go in. A runtime that is closing or cannot answer raises (the
+    items before are written, as the ledger shows)."""
     decisions = []
     for item in items:
         if item.skip is not None:
@@ -76,7 +77,7 @@ async def merge(
             continue
         try:
             answer = await ask(message(item, namespace, writer))
-        except ReverieError as exc:
+        except InputError as exc:  # this item's shape; a closed or stuck runtime raises
             decisions.append(LineDecision(item.line, ERROR, item.was, str(exc), item.source))
             continue
         assert isinstance(answer, ToolResult)

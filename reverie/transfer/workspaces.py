@@ -25,14 +25,15 @@ SEPARATOR: Final = "§"
 _DAILY: Final = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-[\w.-]+)?$")
 _BULLET: Final = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>.*)$")
 _RULE: Final = re.compile(r"^\s*(?:[═=─-]{3,}|\*{3,})\s*$")
-_MAX_FILE_BYTES: Final = 8_000_000
+MAX_NOTES_BYTES: Final = 8_000_000
+"""A Markdown file of notes larger than this is refused (a memory file is a few KB)."""
 
 
-def text_of(path: Path) -> str:
+def text_of(path: Path, limit: int = MAX_NOTES_BYTES) -> str:
     """A file's text, or :class:`InputError` naming it (nothing is written then)."""
     try:
-        if path.stat().st_size > _MAX_FILE_BYTES:
-            raise InputError(f"{path} is over {_MAX_FILE_BYTES} bytes; split it first")
+        if path.stat().st_size > limit:
+            raise InputError(f"{path} is over {limit} bytes; split it first")
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
