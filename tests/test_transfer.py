@@ -384,6 +384,10 @@ async def test_the_format_can_be_named_and_bad_sources_write_nothing(tmp_path: P
             await ns.import_records(empty)
         with pytest.raises(InputError):
             await ns.export("yaml")
+        future = tmp_path / "future.jsonl"
+        future.write_text('{"format": "reverie.records", "version": 2}\n', encoding="utf-8")
+        with pytest.raises(InputError, match="version 1"):
+            await ns.import_records(future)
         assert db_counts(tmp_path / "h") == before  # nothing was written
         # a Hermes home read as an OpenClaw workspace, by name: MEMORY.md's lines as notes
         report = await ns.import_records(DATA / "hermes" / "memories", format="openclaw")

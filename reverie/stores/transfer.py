@@ -21,6 +21,9 @@ from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import Entry, Fact, LedgerRecord, Skill
 
 ACTOR: Final = "import"
+FORMAT: Final = "reverie.records"
+VERSION: Final = 1
+"""What the first line of an export says; a reader refuses another version whole."""
 RECORD_FIELDS: Final = (
     "id",
     "namespace",
@@ -75,8 +78,8 @@ def header(conn: sqlite3.Connection, namespace: str) -> dict[str, Any]:
         conn, "SELECT sessions, heartbeat_at FROM namespaces WHERE name = ?", (namespace,)
     )
     return {
-        "format": "reverie.records",
-        "version": 1,
+        "format": FORMAT,
+        "version": VERSION,
         "namespace": namespace,
         "sessions": int(row[0]) if row else 0,
         "heartbeat_at": row[1] if row else None,

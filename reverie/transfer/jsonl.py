@@ -14,7 +14,7 @@ from typing import Any, Final
 from reverie.errors import InputError, check_text, quoted
 from reverie.rules.query import PRIORITIES, TIERS
 from reverie.rules.secrets import refusal, secret_kind
-from reverie.stores.transfer import as_json
+from reverie.stores.transfer import FORMAT, VERSION, as_json
 from reverie.tools import MEMORY_TARGETS
 
 STORED_KINDS: Final = ("entry", "fact", "skill")
@@ -59,7 +59,7 @@ def read(text: str) -> Lines:
         try:
             value = _json(raw)
             if number == 1 and "format" in value and "kind" not in value:
-                head = value
+                head = _head(value)
                 continue
             record = check(value)
             if record["id"] in seen:
@@ -71,6 +71,21 @@ def read(text: str) -> Lines:
         seen[record["id"]] = number
         records.append((number, record))
     return Lines(head, tuple(records), tuple(refused))
+
+
+def _head(value: dict[str, Any]) -> dict[str, Any]:
+    """The namespace line; an export this version cannot read is refused whole."""
+    if value.get("format") != FORMAT or value.get("version") != VERSION:
+        raise InputError(
+            f"not a {FORMAT} export of version {VERSION}: its first line says format "
+            f"{quoted(value.get('format'), 40)}, version {quoted(value.get('version'), 20)}"
+        )
+    sessions = value.get("sessions", 0)
+    if not isinstance(sessions, int) or isinstance(sessions, bool) or sessions < 0:
+        raise InputError("the first line's sessions must be a whole number, 0 or more")
+    if value.get("heartbeat_at") is not None and not isinstance(value["heartbeat_at"], str):
+        raise InputError("the first line's heartbeat_at must be a time or null")
+    return value
 
 
 def _json(raw: str) -> dict[str, Any]:
