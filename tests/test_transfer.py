@@ -373,6 +373,7 @@ async def test_the_format_can_be_named_and_bad_sources_write_nothing(tmp_path: P
             (DATA / "hermes", {"format": "csv"}),
             (tmp_path, {"format": "jsonl"}),  # a folder is not a JSONL file
             (DATA / "hermes" / "SOUL.md", {"format": "openclaw"}),
+            (DATA / "hermes" / "SOUL.md", {}),  # a file, but no export
             (Path(__file__).parent / "fixtures_nothing_here", {}),
             (DATA / "openclaw" / "memory" / "projects", {"format": "openclaw"}),
         ]:

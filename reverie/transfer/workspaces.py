@@ -166,6 +166,11 @@ def detect(path: Path) -> str:
     """The format of an import source: ``jsonl`` for a file, ``hermes`` for a folder whose
     MEMORY.md or USER.md holds ``§`` lines, ``openclaw`` for a workspace with ``memory/``."""
     if path.is_file():
+        if path.suffix.lower() not in (".jsonl", ".json", ".ndjson"):
+            raise InputError(
+                f"{quoted(str(path))} is not a .jsonl file; name its format with --format "
+                "(a Hermes or OpenClaw import reads a folder)"
+            )
         return "jsonl"
     if not path.is_dir():
         raise InputError(f"no file or folder {quoted(str(path))} to import")
