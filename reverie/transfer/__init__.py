@@ -99,8 +99,16 @@ async def apply(
     lines = planned.lines
     restored, note = await db.write(lambda conn: _restore(conn, namespace, lines, now))
     if restored is not None:
-        await after_restore()
-        return _with(ImportReport(planned.source, planned.format, "restore"), restored)
+        notes: tuple[str, ...] = ()
+        try:  # the records are committed: files that cannot be written now are next open's
+            await after_restore()
+        except OSError as exc:
+            notes = (
+                f"MEMORY.md and the other files were not rewritten ({exc}); "
+                "they are rebuilt when the home is next opened",
+            )
+        report = ImportReport(planned.source, planned.format, "restore", notes=notes)
+        return _with(report, restored)
     items = [_item(n, r) for n, r in lines.records]
     decisions = [_refused(n, why, rid) for n, why, rid in lines.refused]
     decisions += await merge(items, namespace, ask, writer)
