@@ -33,6 +33,7 @@ from reverie.stores.records import (
     SearchResults,
     Skill,
 )
+from reverie.transfer import ImportReport, LineDecision
 from reverie.version import __version__
 
 __all__ = [
@@ -46,9 +47,11 @@ __all__ = [
     "Episode",
     "Fact",
     "HomeError",
+    "ImportReport",
     "InputError",
     "InternalError",
     "LedgerRecord",
+    "LineDecision",
     "ManualClock",
     "Model",
     "Namespace",

@@ -7,7 +7,7 @@ every actor runs inside it, so closing the runtime drains and then ends all of t
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
@@ -21,6 +21,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Status, StatusCode
 
 import reverie.errors as errors
+import reverie.transfer as transfer
 from reverie._http import Timeout
 from reverie.actors.context import Clocked, Judge
 from reverie.actors.curator import Curator
@@ -738,6 +739,41 @@ class Namespace:
         rows = await s.db.write(lambda conn: search_store.reindex(conn, self.name))
         files = await s.bus.ask(RecordsDue(self.name))
         return {"namespace": self.name, "search_rows": rows, "files": files}
+
+    # -- issue 11: import and export ------------------------------------------------------
+
+    async def export(self, format: str = "jsonl") -> str:  # noqa: A002
+        """The namespace's learning records as JSONL (lossless: see docs/records.md) or as
+        seed 003's Markdown."""
+        if _read_text("format", format) not in transfer.EXPORT_FORMATS:
+            raise InputError(f"format is one of {', '.join(transfer.EXPORT_FORMATS)}")
+        return await self.runtime.services.db.read(
+            lambda conn: transfer.export(conn, self.name, format)
+        )
+
+    async def import_records(
+        self,
+        source: str | Path | Sequence[str],
+        *,
+        format: str | None = None,  # noqa: A002
+    ) -> transfer.ImportReport:
+        """Import a JSONL export (a file, or its lines as a list of strings), a Hermes
+        memories folder or an OpenClaw workspace (the format found from the path unless
+        named). An export into an empty namespace is
+        restored as it was; anything else goes through the writer's rules. A source that
+        cannot be read raises :class:`InputError` and writes nothing; a bad line is an
+        ERROR in the report, and only that line is skipped."""
+        s = self.runtime.services
+        planned = await anyio.to_thread.run_sync(transfer.plan, source, format)
+        return await transfer.apply(
+            planned,
+            self.name,
+            s.db,
+            s.bus.ask,
+            s.config.writer,
+            lambda: s.db.read(s.projector.rebuild),
+            s.now(),
+        )
 
 
 @public_errors

@@ -59,6 +59,7 @@ REALISTIC: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "archive_namespace": (("default",), {}),
     "restore_namespace": (("default",), {}),  # called after archive_namespace
     "set_namespace_settings": (("default", {"caps.memory": 2500}), {}),
+    "import_records": ((Path(__file__).parent / "data" / "hermes",), {}),
 }
 
 

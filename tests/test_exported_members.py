@@ -27,6 +27,7 @@ def test_all_is_sorted_and_complete() -> None:
         "task_home",
         "telemetry",
         "tools",
+        "transfer",
         "version",
     }
     assert sorted(reverie.__all__) == reverie.__all__
