@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -636,7 +637,8 @@ async def run_conversation(conv: Conversation, home: Path) -> dict[str, Any]:
     scorer, bm25 = Scorer(conv), Bm25(conv.exchanges)
     t0 = time.perf_counter()
     try:
-        async with reverie.open(home, clock=clock) as rv:
+        settings = reverie.Config.load(environ=os.environ)  # REVERIE_* settings apply
+        async with reverie.open(home, clock=clock, config=settings) as rv:
             turns = await feed(rv, clock, conv)
             fed_s = time.perf_counter() - t0
             ns = rv.namespace(namespace_of(conv))

@@ -313,11 +313,12 @@ class RecordsConfig:
     pattern_sessions: int = 3
     """Pattern detection: the same lesson, error or correction seen in this many sessions
     becomes a pattern record."""
-    pattern_overlap: float = 0.6
-    """Two log records tell the same lesson when this share of the shorter one's content
-    words (the writer's stemmed word sets) recur in the other…"""
-    pattern_words: int = 3
-    """… and they share at least this many content words."""
+    pattern_overlap: float = 0.4
+    """Two statements tell the same lesson when the subject words they share (the writer's
+    stemmed word sets) carry this share of the shorter one's weight, each word weighed by
+    its rarity among the namespace's sessions…"""
+    pattern_words: int = 2
+    """… and they share at least this many subject words."""
     timeout_s: float = 30.0
 
 

@@ -13,7 +13,7 @@ import yaml
 import reverie
 from reverie import Config
 from reverie.config import RecordsConfig
-from reverie.stores.patterns import same_lesson
+from reverie.stores.patterns import Sighting, rarity, same_lesson
 from tests.conftest import ok, write_db
 
 SETTINGS = RecordsConfig()
@@ -56,20 +56,36 @@ def front_matter(text: str) -> dict[str, object]:
         (BLUE[0], BLUE[1], True),
         (BLUE[1], BLUE[2], True),
         (BLUE[1], "The blue team owns the billing service.", False),  # one word shared
-        ("Staging deploys use the blue cluster.", "Staging deploys need a ticket.", False),
     ],
 )
-def test_the_same_lesson_is_judged_by_shared_content_words(a: str, b: str, same: bool) -> None:
+def test_the_same_lesson_is_judged_by_shared_subject_words(a: str, b: str, same: bool) -> None:
     assert same_lesson(a, b, SETTINGS) is same
 
 
 def test_the_overlap_and_the_word_floor_are_both_required() -> None:
     a, b = "Staging deploys use the blue cluster.", "Staging deploys use a ticket queue now."
-    assert same_lesson(a, b, SETTINGS)  # 3 of 5 subject words shared: 0.6
+    exact = dataclasses.replace(SETTINGS, pattern_overlap=0.6)
+    assert same_lesson(a, b, exact)  # 3 of 5 subject words shared: 0.6
     assert not same_lesson(a, b, dataclasses.replace(SETTINGS, pattern_overlap=0.7))
-    two = dataclasses.replace(SETTINGS, pattern_words=2)
-    assert same_lesson("Blue cluster only.", "Use the blue cluster.", two)
-    assert not same_lesson("Blue cluster only.", "Use the blue cluster.", SETTINGS)
+    assert same_lesson("Blue cluster only.", "Use the blue cluster.", SETTINGS)  # two shared
+    three = dataclasses.replace(SETTINGS, pattern_words=3)
+    assert not same_lesson("Blue cluster only.", "Use the blue cluster.", three)
+
+
+def test_words_every_session_uses_say_little_about_which_lesson() -> None:
+    a, b = "Staging deploys use the blue cluster.", "Staging deploys need a ticket."
+    assert same_lesson(a, b, SETTINGS)  # alike, by word count: 2 of 4
+    everyday = {"stag": 0.1, "deploy": 0.1}
+    assert not same_lesson(a, b, SETTINGS, everyday)
+    said = [
+        Sighting(f"x{i}", "insight", text, "medium", f"2026-01-0{i + 1}", frozenset({f"s{i}"}))
+        for i, text in enumerate(
+            [*(f"Staging deploys on day {i} went fine" for i in range(5)), *BLUE]
+        )
+    ]
+    weights = rarity(said, SETTINGS)  # eight sessions: the words are told apart
+    assert weights["deploy"] < weights["fine"] < weights["cluster"]  # in 8, 5, 3 sessions
+    assert rarity(said[:5], SETTINGS) == {}  # five sessions: all weigh alike
 
 
 # ---- pattern-detected ------------------------------------------------------------------------

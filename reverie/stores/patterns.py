@@ -16,23 +16,27 @@ are the words the examples share, the response is the newest example's text.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from reverie.config import RecordsConfig
 from reverie.frozen import quick_init
 from reverie.rules.query import PRIORITIES
-from reverie.rules.similarity import NEGATIONS, is_value, stem, tokens, word_set
-from reverie.stores import ledger
+from reverie.rules.similarity import NEGATIONS, is_value, normalise, stem, tokens, word_set
+from reverie.stores import learning, ledger
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import LedgerRecord, _Mapping
 
 SEEN_KINDS: Final = ("correction", "error", "lesson", "insight")
 """The log records a pattern is found among."""
-_RECENT: Final = 500  # the newest log records compared (pairs grow with the square)
+_RECENT: Final = 500  # the newest log records, and user statements, compared
+EXAMPLE_PREFIX: Final = "lrn-x"
+"""A user statement made an example becomes a log record ``lrn-x<extract id>``."""
 _NAME_WORDS: Final = 3
 _PLURAL: Final = {"correction": "corrections", "error": "errors", "lesson": "lessons"}
 
@@ -75,9 +79,11 @@ class Pattern(_Mapping):
 
 
 def sightings(conn: sqlite3.Connection, namespace: str) -> list[Sighting]:
-    """The namespace's newest active log records of :data:`SEEN_KINDS`, oldest first, each
-    with its sessions: the one it was said in and those it was restated in. A record said
-    outside a session (by hand) is an occasion of its own."""
+    """What a pattern is found among, oldest first: the newest active log records of
+    :data:`SEEN_KINDS`, each with the sessions it was said and restated in (one said by
+    hand is an occasion of its own); and the newest statements of the user's turns that no
+    log record holds yet (the extractor's, whatever their tag: a lesson said again is
+    often said as plain news), each in its session, with the id its log record will have."""
     marks = ", ".join("?" * len(SEEN_KINDS))
     rows = fetchall(
         conn,
@@ -94,12 +100,36 @@ def sightings(conn: sqlite3.Connection, namespace: str) -> list[Sighting]:
         (namespace,),
     ):
         again.setdefault(rid, set()).add(session)
-    return [
+    logged = [
         Sighting(r[0], r[1], r[2], r[3], r[4], frozenset({r[5] or r[0], *again.get(r[0], ())}))
         for r in reversed(rows)
     ]
+    known = {r[0] for r in rows} | {normalise(r[2]) for r in rows}
+    return logged + _said(conn, namespace, known)
 
 
+def _said(conn: sqlite3.Connection, namespace: str, known: set[str]) -> list[Sighting]:
+    """The user's statements no log record holds (by id, or word for word: one said again
+    is that record's restatement, counted with its session), oldest first, each with the
+    id its log record will have (``lrn-x<extract id>``)."""
+    rows = fetchall(
+        conn,
+        f"""SELECT id, tag, text, weight, created_at, session_id FROM extracts
+            WHERE namespace = ? AND speaker = 'user' ORDER BY id DESC LIMIT {_RECENT}""",
+        (namespace,),
+    )
+    found = []
+    for eid, tag, text, weight, created, session in reversed(rows):
+        rid = f"{EXAMPLE_PREFIX}{eid}"
+        if rid in known or normalise(text) in known:
+            continue
+        kind = tag if tag in ("correction", "error") else "insight"
+        priority = "high" if weight == "high" else "medium"
+        found.append(Sighting(rid, kind, text, priority, created, frozenset({session})))
+    return found
+
+
+@lru_cache(maxsize=65536)
 def subject_words(text: str) -> frozenset[str]:
     """The words a lesson is about: the writer's content words without negations and
     letters left over from contractions — a correction's "no, that's not …" frames it,
@@ -107,22 +137,47 @@ def subject_words(text: str) -> frozenset[str]:
     return frozenset(w for w in word_set(text) if w not in NEGATIONS and len(w) > 1)
 
 
-def same_lesson(a: str, b: str, settings: RecordsConfig) -> bool:
-    """Whether two log records tell the same lesson: enough shared subject words, and
-    enough of the shorter one's."""
+def rarity(seen: Sequence[Sighting], settings: RecordsConfig) -> dict[str, float]:
+    """Each subject word's weight: the rarer among the sessions, the more it says (the
+    project's everyday words — its name, "deploy" — say little about which lesson). Told
+    apart only over enough sessions: in a namespace of fewer than twice
+    ``pattern_sessions``, a lesson's own words are in most of them, so all weigh alike."""
+    per_session: dict[str, set[str]] = {}
+    for s in seen:
+        for session in s.sessions:
+            per_session.setdefault(session, set()).update(subject_words(s.content))
+    n = len(per_session)
+    if n < 2 * settings.pattern_sessions:
+        return {}
+    counted = Counter(w for words in per_session.values() for w in words)
+    return {w: math.log((n + 1) / (df + 0.5)) for w, df in counted.items()}
+
+
+def same_lesson(
+    a: str, b: str, settings: RecordsConfig, weights: Mapping[str, float] | None = None
+) -> bool:
+    """Whether two statements tell the same lesson: at least ``pattern_words`` subject
+    words shared, and those carrying ``pattern_overlap`` of the shorter one's weight
+    (each word by its rarity; all alike without ``weights``)."""
     x, y = subject_words(a), subject_words(b)
-    if not x or not y:
+    shared = x & y
+    if len(shared) < settings.pattern_words:
         return False
-    shared = len(x & y)
-    if shared < settings.pattern_words:
-        return False
-    return shared / min(len(x), len(y)) >= settings.pattern_overlap
+
+    def weight(words: frozenset[str]) -> float:
+        return sum(weights.get(w, 1.0) for w in words) if weights is not None else len(words)
+
+    least = min(weight(x), weight(y))
+    return least > 0 and weight(shared) / least >= settings.pattern_overlap
 
 
 def groups(seen: Sequence[Sighting], settings: RecordsConfig) -> list[list[Sighting]]:
-    """The sightings joined into groups that tell one lesson (linked pairwise, so a group
-    may drift from its first to its last member by steps), oldest member first, each seen
-    in at least ``pattern_sessions`` sessions."""
+    """The sightings joined into groups that tell one lesson, oldest member first, each
+    seen in at least ``pattern_sessions`` sessions. Only sightings of different sessions
+    are linked (a session's own statements share its subject anyway), pairwise, so a
+    group may drift from its first to its last member by steps; pairs are found through
+    the words they share."""
+    weights = rarity(seen, settings)
     parent = list(range(len(seen)))
 
     def root(i: int) -> int:
@@ -131,15 +186,21 @@ def groups(seen: Sequence[Sighting], settings: RecordsConfig) -> list[list[Sight
             i = parent[i]
         return i
 
+    postings: dict[str, list[int]] = {}
     for i, a in enumerate(seen):
-        for j in range(i):
-            if root(i) != root(j) and same_lesson(a.content, seen[j].content, settings):
+        near = {j for w in subject_words(a.content) for j in postings.get(w, ())}
+        for j in sorted(near):
+            if seen[j].sessions == a.sessions or root(i) == root(j):
+                continue
+            if same_lesson(a.content, seen[j].content, settings, weights):
                 parent[root(i)] = root(j)
+        for w in subject_words(a.content):
+            postings.setdefault(w, []).append(i)
     joined: dict[int, list[Sighting]] = {}
     for i, s in enumerate(seen):
         joined.setdefault(root(i), []).append(s)
     return [
-        members
+        sorted(members, key=lambda m: m.created_at)
         for members in joined.values()
         if len(frozenset().union(*(m.sessions for m in members))) >= settings.pattern_sessions
     ]
@@ -210,6 +271,9 @@ def save(
     if pid is not None:  # a known pattern: its examples and its own are joined
         old = _examples(conn, namespace, pid)
         members = [seen[i] for i in dict.fromkeys([*old, *ids]) if i in seen]
+    for m in members:
+        if m.id.startswith(EXAMPLE_PREFIX) and _unlogged(conn, namespace, m.id):
+            _log_example(conn, namespace, m, now)
     name, trigger, response, facets = describe(members)
     sessions = len(frozenset().union(*(m.sessions for m in members)))
     row = (name, trigger, response, json.dumps([m.id for m in members]), json.dumps(facets))
@@ -242,6 +306,33 @@ def save(
         decision = "UPDATE"
     _audit(conn, namespace, pid, decision, now, {"name": name, "examples": [m.id for m in members]})
     return get(conn, namespace, pid)
+
+
+def _unlogged(conn: sqlite3.Connection, namespace: str, rid: str) -> bool:
+    return (
+        fetchone(conn, "SELECT 1 FROM learning WHERE namespace = ? AND id = ?", (namespace, rid))
+        is None
+    )
+
+
+def _log_example(conn: sqlite3.Connection, namespace: str, said: Sighting, now: str) -> None:
+    """A user statement a pattern is made of becomes the log record it links to."""
+    [session] = said.sessions
+    record = (said.id, said.kind, said.content, said.priority)
+    learning.add_log(conn, namespace, record, session, now)
+    ledger.append(
+        conn,
+        LedgerRecord(
+            ts=now,
+            namespace=namespace,
+            actor="learner",
+            action="learn",
+            decision="ADD",
+            entry_id=said.id,
+            session_id=session,
+            after={"content": said.content, "kind": said.kind, "priority": said.priority},
+        ),
+    )
 
 
 def _reindex(conn: sqlite3.Connection, namespace: str, pid: str, content: str) -> None:
