@@ -263,3 +263,40 @@ async def test_reindex_makes_the_search_rows_and_the_files_again(
     assert [h.text for h in await ns.search("deploy timeout")][:1] == ["The deploy timeout is 45s"]
     assert [r.kind for r in await ns.query('"drained queue"')] == ["lesson"]
     assert (home / "a" / "memory" / "index.jsonl").read_text().count("\n") == 2
+
+
+async def test_a_new_pattern_in_a_long_lived_namespace_stays_warm(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    for i in range(11):
+        async with ns.session(f"quiet-{i}"):
+            pass
+    for i, text in enumerate(BLUE):
+        await said(rv, ns, f"s{i}", text)
+    [pattern] = await ns.patterns()
+    async with ns.session("one-more"):
+        pass
+    await rv.wait_idle()
+    assert (await ns.record(pattern.id)).tier == "warm"  # type: ignore[union-attr]
+
+
+async def test_extending_a_pattern_keeps_every_example_it_had(
+    rv: reverie.Reverie, tmp_path: Path
+) -> None:
+    """Examples older than the sightings compared (the newest 500) are kept, not dropped."""
+    ns = rv.namespace("a")
+    for i, text in enumerate(BLUE):
+        await said(rv, ns, f"s{i}", text)
+    [before] = await ns.patterns()
+    with write_db(tmp_path / "home") as conn:  # an example from long ago, out of the window
+        conn.execute(
+            "UPDATE patterns SET examples = ?, sessions = 7 WHERE id = ?",
+            (json.dumps(["lrn-long-ago", *before.examples]), before.id),
+        )
+    ok(
+        await ns.learn("The blue cluster is where staging deploys go, never green.", "correction"),
+        "ADD",
+    )
+    await said(rv, ns, "s4", "Thanks.")
+    [after] = await ns.patterns()
+    assert after.examples[: len(before.examples) + 1] == ("lrn-long-ago", *before.examples)
+    assert len(after.examples) == len(before.examples) + 2 and after.sessions == 7

@@ -214,8 +214,8 @@ async def test_warm_becomes_cold_after_ten_sessions_without_an_access(
 ) -> None:
     ns = rv.namespace("a")
     fid = await fact(ns, "The deploy timeout is 30s")
-    await ns.set_tier(fid, "warm")
-    await sessions(rv, ns, 8)  # nine ended sessions since it was made (its own counts)
+    await ns.set_tier(fid, "warm")  # a move by hand restarts its clock
+    await sessions(rv, ns, 9)
     assert await tier(ns, fid) == "warm"
     await sessions(rv, ns, 1)
     assert await tier(ns, fid) == "cold"
@@ -485,3 +485,41 @@ async def test_a_tier_move_leaves_a_quiet_namespace_quiet(rv: reverie.Reverie) -
     assert (await ns.review(force=True))["reason"] == "nothing new since the last pass"
     await fact(ns, "The deploy window is Tuesday 10:00", "window")  # a write: news
     assert (await ns.review(force=True))["ran"]
+
+
+async def test_a_recalled_record_is_hot_however_often_it_was_read_before(
+    rv: reverie.Reverie,
+) -> None:
+    """HOT → WARM counts the accesses since the record came back to HOT, not its life's."""
+    ns = rv.namespace("a")
+    fid = await fact(ns, "The deploy timeout is 30s")
+    await searched(rv, ns, "deploy timeout", 2)
+    await ns.set_tier(fid, "cold")
+    assert (await ns.recall(fid)).tier == "hot"  # its third access, its first since
+    await searched(rv, ns, "deploy timeout", 1)
+    assert await tier(ns, fid) == "hot"
+    await searched(rv, ns, "deploy timeout", 1)
+    assert await tier(ns, fid) == "warm"  # three since it came back
+
+
+async def test_a_superseded_fact_leaves_hot_at_the_next_session_end(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    old = await fact(ns, "The deploy timeout is 30s")
+    new = await fact(ns, "The deploy timeout is 45s")
+    await rv.wait_idle()  # its session's end is handled
+    assert (await ns.record(old)).status == "superseded"  # type: ignore[union-attr]
+    assert await tier(ns, old) == "cold" and await tier(ns, new) == "hot"
+    [moved] = [r for r in await ns.ledger(old) if r.action == "tier"]
+    assert moved.detail["why"] == "superseded, no longer active"
+
+
+async def test_a_move_by_hand_is_not_undone_by_the_rules_at_the_next_session_end(
+    rv: reverie.Reverie,
+) -> None:
+    ns = rv.namespace("a")
+    fid = await fact(ns, "The deploy timeout is 30s")
+    await sessions(rv, ns, 12)
+    assert await tier(ns, fid) == "cold"
+    await ns.set_tier(fid, "warm")
+    await sessions(rv, ns, 1)
+    assert await tier(ns, fid) == "warm"

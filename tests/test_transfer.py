@@ -21,7 +21,7 @@ import reverie
 from reverie import Config, InputError
 from reverie.config import CapsConfig
 from reverie.transfer import ImportReport
-from tests.conftest import db_counts
+from tests.conftest import db_counts, ok
 
 DATA = Path(__file__).parent / "data"
 TOPICS = ("deploy", "billing")
@@ -250,6 +250,81 @@ async def test_a_malformed_line_is_reported_by_number_and_nothing_else_is_lost(
     assert "ghp_16C7" not in errors[n + 4]
     assert report.counts["ADD"] == good
     assert await export(tmp_path / "b") == "\n".join(lines) + "\n"
+
+
+async def test_names_times_and_stored_columns_are_checked_line_by_line(tmp_path: Path) -> None:
+    """A line cannot name a file outside the home (a topic, a skill, a session log named by
+    its time) nor give a store column a value it cannot hold: each is that line's ERROR."""
+    await build(tmp_path / "a", SCENARIO[:6])
+    lines = (await export(tmp_path / "a")).splitlines()
+    entry = json.loads(next(line for line in lines if '"kind":"entry"' in line))
+    fact = json.loads(next(line for line in lines if '"kind":"fact"' in line))
+    bad = [
+        json.dumps(fact | {"id": "fct-x1", "place": "../../../escaped"}),
+        json.dumps(entry | {"id": "ent-x2", "created_at": "x/../../../escaped_T00"}),
+        json.dumps(entry | {"id": "ent-x3", "stored": entry["stored"] | {"reinforce": "abc"}}),
+        json.dumps(entry | {"id": "ent-x4", "stored": entry["stored"] | {"status": "bogus"}}),
+        json.dumps(entry | {"id": "ent-x5", "stored": entry["stored"] | {"key": {"a": 1}}}),
+        json.dumps(entry | {"id": "ent-x6", "accesses": [{"at": "yesterday", "how": "search"}]}),
+    ]
+    source = tmp_path / "bad.jsonl"
+    source.write_text("\n".join([*lines, *bad]) + "\n", encoding="utf-8")
+    report = await import_into(tmp_path / "b", source)
+    n = len(lines)
+    errors = {d.line: d.reason for d in report.errors}
+    assert sorted(errors) == list(range(n + 1, n + 7)), errors
+    assert "place" in errors[n + 1] and "created_at" in errors[n + 2]
+    assert "reinforce" in errors[n + 3] and "status" in errors[n + 4]
+    assert "'key'" in errors[n + 5] and "at" in errors[n + 6]
+    assert report.counts["ADD"] == len(lines) - 1
+    assert not list(tmp_path.rglob("escaped*"))
+
+
+async def test_patterns_and_the_sessions_of_restatements_survive_the_round_trip(
+    tmp_path: Path,
+) -> None:
+    blue = (
+        "Actually, staging deploys go through the blue cluster, not the green one.",
+        "No — staging deploys actually use the blue cluster.",
+        "Correction: deploys to staging must go to the blue cluster.",
+    )
+    async with reverie.open(tmp_path / "a") as rv:
+        ns = rv.namespace()
+        for i, text in enumerate(blue):
+            async with ns.session(f"s{i}") as s:
+                await s.turn(user=text, assistant="Noted.")
+                await s.turn(user=blue[0], assistant="Noted.")  # restated: s{i} counts
+            await rv.wait_idle()
+        [pattern] = await ns.patterns()
+        first = await ns.export()
+    assert '"session":"s1"' in first
+    async with reverie.open(tmp_path / "b") as rv:
+        ns = rv.namespace()
+        report = await ns.import_records(first.splitlines())
+        assert report.mode == "restore" and report.errors == []
+        assert await ns.patterns() == [pattern]
+        async with ns.session("later"):
+            pass
+        await rv.wait_idle()
+        [again] = await ns.patterns()  # the library is known: no second pattern
+        assert again.id == pattern.id
+
+
+async def test_an_archived_namespace_takes_no_import(tmp_path: Path) -> None:
+    await build(tmp_path / "a", SCENARIO[:8])
+    lines = (await export(tmp_path / "a")).splitlines()
+    async with reverie.open(tmp_path / "b") as rv:
+        ok(await rv.namespace("arch").learn("A lesson learnt by hand", "lesson"), "ADD")
+        assert "arch" in await rv.namespaces()  # a namespace holding only a log record
+        await rv.archive_namespace("arch")
+        await rv.create_namespace("empty")
+        await rv.archive_namespace("empty")
+        with pytest.raises(reverie.NamespaceArchived):
+            await rv.namespace("empty").import_records(lines)  # a restore
+        with pytest.raises(reverie.NamespaceArchived):
+            await rv.namespace("arch").import_records(lines)  # a merge: its log records
+        assert await rv.namespace("empty").query("") == []
+        assert [r.kind for r in await rv.namespace("arch").query("")] == ["lesson"]
 
 
 async def test_a_fact_whose_successor_is_refused_is_refused_with_it(tmp_path: Path) -> None:

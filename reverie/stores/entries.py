@@ -127,5 +127,6 @@ def set_reinforce(conn: sqlite3.Connection, entry_id: str, count: int, when: str
 
 def namespaces(conn: sqlite3.Connection) -> list[str]:
     sql = """SELECT namespace FROM entries UNION SELECT namespace FROM topics
-             UNION SELECT namespace FROM skills UNION SELECT namespace FROM episodes"""
+             UNION SELECT namespace FROM skills UNION SELECT namespace FROM episodes
+             UNION SELECT namespace FROM learning"""  # a lesson learnt by hand, alone
     return sorted(row[0] for row in fetchall(conn, sql))

@@ -192,63 +192,69 @@ def touch(
         [(n, last, now_session, namespace, rid) for rid, (n, last) in counted.items()],
     )
     moved = []
-    for rid, (tier, count) in sorted(before.items()):
-        total = count + counted[rid][0]
+    for rid, (tier, count, base) in sorted(before.items()):
+        since_hot = count + counted[rid][0] - base
         if tier == "cold":
             moved.append(Moved(rid, "cold", "hot", "referenced again"))
-        elif tier == "hot" and _used_enough(total, settings):
-            moved.append(Moved(rid, "hot", "warm", f"accessed {total} times"))
+        elif tier == "hot" and _used_enough(since_hot, settings):
+            moved.append(Moved(rid, "hot", "warm", f"accessed {since_hot} times"))
     return _apply(conn, namespace, moved, max(ts for _, _, ts in accesses))
 
 
 def _used_enough(accesses: int, settings: RecordsConfig) -> bool:
-    """Seed 003's HOT → WARM by use (one rule, for accesses written and for the sweep)."""
+    """Seed 003's HOT → WARM by use (one rule, for accesses written and for the sweep):
+    ``accesses`` since the record last came (back) to HOT."""
     return accesses >= settings.warm_after_accesses
 
 
 def _tiers(
     conn: sqlite3.Connection, namespace: str, ids: Iterable[str]
-) -> dict[str, tuple[str, int]]:
+) -> dict[str, tuple[str, int, int]]:
     wanted = list(ids)
-    found: dict[str, tuple[str, int]] = {}
+    found: dict[str, tuple[str, int, int]] = {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for row in fetchall(
             conn,
-            f"SELECT id, tier, access_count FROM learning WHERE namespace = ? AND id IN ({marks})",
+            "SELECT id, tier, access_count, hot_base FROM learning"
+            f" WHERE namespace = ? AND id IN ({marks})",
             (namespace, *chunk),
         ):
-            found[row[0]] = (row[1], int(row[2]))
+            found[row[0]] = (row[1], int(row[2]), int(row[3]))
     return found
 
 
 _DUE: Final = """
-    SELECT id, tier, access_count, coalesce(last_access_at, created_at) AS last_seen,
-           ? - seen_session AS idle_sessions
-    FROM records WHERE namespace = ? AND status = 'active' AND tier != 'cold'
+    SELECT r.id, r.tier, r.access_count, coalesce(r.last_access_at, r.created_at),
+           ? - r.seen_session, l.hot_base, r.status
+    FROM records r JOIN learning l ON l.rn = r.rn
+    WHERE r.namespace = ? AND r.tier != 'cold'
 """
 
 
 def retier(
     conn: sqlite3.Connection, namespace: str, now: datetime, settings: RecordsConfig
 ) -> list[Moved]:
-    """The seed's rules over the namespace's active records: HOT → WARM after
-    ``hot_sessions`` ended sessions unreferenced (or ``warm_after_accesses`` accesses);
-    WARM → COLD after ``cold_sessions`` without an access; and seed 004's long-term rule,
+    """The seed's rules over the namespace's records: HOT → WARM after ``hot_sessions``
+    ended sessions unreferenced (or ``warm_after_accesses`` accesses since it came to HOT);
+    WARM → COLD after ``cold_sessions`` without an access; seed 004's long-term rule,
     → COLD when last recalled over ``longterm_days`` ago with fewer than
-    ``longterm_recalls`` recalls."""
+    ``longterm_recalls`` recalls; and a record no longer active (superseded, archived,
+    resolved) → COLD, as nothing learns from it any more."""
     old = iso(now - timedelta(days=settings.longterm_days))
     moved = []
     for row in fetchall(conn, _DUE, (sessions(conn, namespace), namespace)):
         rid, tier, count, last_seen, idle = row[0], row[1], int(row[2]), row[3], int(row[4])
-        if last_seen < old and count < settings.longterm_recalls:
+        if row[6] != "active":
+            moved.append(Moved(rid, tier, "cold", f"{row[6]}, no longer active"))
+        elif last_seen < old and count < settings.longterm_recalls:
             why = f"not recalled for {settings.longterm_days:g} days, {count} recalls"
             moved.append(Moved(rid, tier, "cold", why))
         elif tier == "warm" and idle >= settings.cold_sessions:
             moved.append(Moved(rid, tier, "cold", f"{idle} sessions without an access"))
-        elif tier == "hot" and _used_enough(count, settings):
-            moved.append(Moved(rid, tier, "warm", f"accessed {count} times"))
+        elif tier == "hot" and _used_enough(count - int(row[5]), settings):
+            moved.append(Moved(rid, tier, "warm", f"accessed {count - int(row[5])} times"))
         elif tier == "hot" and idle >= settings.hot_sessions:
             moved.append(Moved(rid, tier, "warm", f"{idle} sessions since last referenced"))
     return _apply(conn, namespace, moved, iso(now))
@@ -257,27 +263,27 @@ def retier(
 def set_tier(
     conn: sqlite3.Connection, namespace: str, record_id: str, tier: str, why: str, now: str
 ) -> Moved | None:
-    """Move one record by hand (None: it is there already). A move to HOT counts as a
+    """Move one record by hand (None: it is there already). A move by hand counts as a
     reference (the tier clock restarts), so the rules do not move it straight back."""
     row = fetchone(
         conn, "SELECT tier FROM learning WHERE namespace = ? AND id = ?", (namespace, record_id)
     )
     if row is None or row[0] == tier:
         return None
-    if tier == "hot":
-        conn.execute(
-            "UPDATE learning SET seen_session = ? WHERE namespace = ? AND id = ?",
-            (sessions(conn, namespace), namespace, record_id),
-        )
+    conn.execute(
+        "UPDATE learning SET seen_session = ? WHERE namespace = ? AND id = ?",
+        (sessions(conn, namespace), namespace, record_id),
+    )
     [moved] = _apply(conn, namespace, [Moved(record_id, row[0], tier, why)], now)
     return moved
 
 
 def _apply(conn: sqlite3.Connection, namespace: str, moved: list[Moved], now: str) -> list[Moved]:
-    for m in moved:
+    for m in moved:  # back to HOT: its accesses count toward WARM from here
         conn.execute(
-            "UPDATE learning SET tier = ?, updated_at = ? WHERE namespace = ? AND id = ?",
-            (m.after, now, namespace, m.id),
+            "UPDATE learning SET tier = ?, updated_at = ?,"
+            " hot_base = iif(? = 'hot', access_count, hot_base) WHERE namespace = ? AND id = ?",
+            (m.after, now, m.after, namespace, m.id),
         )
         ledger.append(
             conn,

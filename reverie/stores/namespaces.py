@@ -52,7 +52,8 @@ def get(conn: sqlite3.Connection, name: str) -> NamespaceRow | None:
 
 
 def known(conn: sqlite3.Connection, name: str) -> bool:
-    """Created by hand, or holding anything (an entry, a topic, a skill, an episode)."""
+    """Created by hand, or holding anything (an entry, a topic, a skill, an episode, a
+    learning record)."""
     return get(conn, name) is not None or name in entries.namespaces(conn)
 
 

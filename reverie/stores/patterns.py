@@ -261,50 +261,48 @@ def save(
     conn: sqlite3.Connection, namespace: str, ids: Sequence[str], new_id: str, now: str
 ) -> Pattern | None:
     """Make the pattern ``ids`` tell, or add them to the pattern some of them are examples
-    of already; None when they are no longer active log records. One ledger row."""
+    of already (its examples all kept, however old); None when none of them is still an
+    active log record or a user statement. One ledger row."""
     seen = {s.id: s for s in sightings(conn, namespace)}
     members = [seen[i] for i in ids if i in seen]
     if not members:
         return None
     known = covering(conn, namespace)
     pid = next((known[m.id] for m in members if m.id in known), None)
-    if pid is not None:  # a known pattern: its examples and its own are joined
-        old = _examples(conn, namespace, pid)
-        members = [seen[i] for i in dict.fromkeys([*old, *ids]) if i in seen]
+    old, had = _examples(conn, namespace, pid) if pid is not None else ([], 0)
+    examples = list(dict.fromkeys([*old, *(m.id for m in members)]))
+    members = [seen[i] for i in examples if i in seen]  # what the wording reads
     for m in members:
         if m.id.startswith(EXAMPLE_PREFIX) and _unlogged(conn, namespace, m.id):
             _log_example(conn, namespace, m, now)
     name, trigger, response, facets = describe(members)
-    sessions = len(frozenset().union(*(m.sessions for m in members)))
-    row = (name, trigger, response, json.dumps([m.id for m in members]), json.dumps(facets))
+    sessions = max(had, len(frozenset().union(*(m.sessions for m in members))))
+    row = (name, trigger, response, json.dumps(examples), json.dumps(facets), sessions)
     content, priority = f"{trigger}: {response}", _priority(members)
+    clock = learning.sessions(conn, namespace)  # made or extended: referenced now
     if pid is None:
         pid = new_id
-        conn.execute(
-            "INSERT INTO patterns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (namespace, pid, *row, sessions),
-        )
+        conn.execute("INSERT INTO patterns VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (namespace, pid, *row))
         conn.execute(
             """INSERT INTO learning (namespace, id, kind, priority, tier, status, content,
-                                     created_at, updated_at)
-               VALUES (?, ?, 'pattern', ?, 'warm', 'active', ?, ?, ?)""",
-            (namespace, pid, priority, content, now, now),
+                                     seen_session, created_at, updated_at)
+               VALUES (?, ?, 'pattern', ?, 'warm', 'active', ?, ?, ?, ?)""",
+            (namespace, pid, priority, content, clock, now, now),
         )
-        decision = "ADD"
     else:
         conn.execute(
             """UPDATE patterns SET name = ?, trigger = ?, response = ?, examples = ?,
                    facets = ?, sessions = ? WHERE namespace = ? AND id = ?""",
-            (*row, sessions, namespace, pid),
+            (*row, namespace, pid),
         )
         conn.execute(
-            "UPDATE learning SET content = ?, priority = ?, updated_at = ?"
+            "UPDATE learning SET content = ?, priority = ?, seen_session = ?, updated_at = ?"
             " WHERE namespace = ? AND id = ?",
-            (content, priority, now, namespace, pid),
+            (content, priority, clock, now, namespace, pid),
         )
         _reindex(conn, namespace, pid, content)
-        decision = "UPDATE"
-    _audit(conn, namespace, pid, decision, now, {"name": name, "examples": [m.id for m in members]})
+    decision = "UPDATE" if old else "ADD"
+    _audit(conn, namespace, pid, decision, now, {"name": name, "examples": examples})
     return get(conn, namespace, pid)
 
 
@@ -377,11 +375,14 @@ _SELECT: Final = """
 """
 
 
-def _examples(conn: sqlite3.Connection, namespace: str, pid: str) -> list[str]:
+def _examples(conn: sqlite3.Connection, namespace: str, pid: str) -> tuple[list[str], int]:
+    """A pattern's examples and the sessions it was seen in."""
     row = fetchone(
-        conn, "SELECT examples FROM patterns WHERE namespace = ? AND id = ?", (namespace, pid)
+        conn,
+        "SELECT examples, sessions FROM patterns WHERE namespace = ? AND id = ?",
+        (namespace, pid),
     )
-    return [] if row is None else list(json.loads(row[0]))
+    return ([], 0) if row is None else (list(json.loads(row[0])), int(row[1]))
 
 
 def _pattern(row: sqlite3.Row) -> Pattern:

@@ -297,6 +297,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         session_id TEXT,
         access_count INTEGER NOT NULL DEFAULT 0,
         last_access_at TEXT,
+        hot_base INTEGER NOT NULL DEFAULT 0,
         seen_session INTEGER NOT NULL DEFAULT 0,
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL,

@@ -91,21 +91,25 @@ def dump(conn: sqlite3.Connection, namespace: str) -> list[dict[str, Any]]:
     columns = ", ".join(f"r.{c}" for c in RECORD_FIELDS)
     rows = fetchall(
         conn,
-        f"SELECT {columns}, l.seen_session, l.updated_at FROM records r"
+        f"SELECT {columns}, l.hot_base, l.seen_session, l.updated_at FROM records r"
         " JOIN learning l ON l.rn = r.rn WHERE r.namespace = ? ORDER BY r.rn",
         (namespace,),
     )
     history: dict[str, list[dict[str, str]]] = {}
-    for ts, how, rid in fetchall(
+    for ts, how, rid, session in fetchall(
         conn,
-        "SELECT ts, how, id FROM accesses WHERE namespace = ? ORDER BY ts, rowid",
+        "SELECT ts, how, id, session_id FROM accesses WHERE namespace = ? ORDER BY ts, rowid",
         (namespace,),
     ):
-        history.setdefault(rid, []).append({"at": ts, "how": how})
+        history.setdefault(rid, []).append(
+            {"at": ts, "how": how, **({"session": session} if session else {})}
+        )
     records = []
     for row in rows:
         record = dict(zip(RECORD_FIELDS, row[: len(RECORD_FIELDS)], strict=True))
         stored = {"seen_session": row[-2], "learning_updated_at": row[-1]}
+        if row[-3]:  # the accesses it had when it last came back to HOT
+            stored["hot_base"] = row[-3]
         stored.update(_held(conn, record["kind"], namespace, record["id"], record["place"]))
         if record["kind"] == "fact":
             record["chain"] = {k: stored.pop(k) for k in _columns(_FACT) if k != "created_by"}
@@ -129,6 +133,8 @@ def _held(
     elif kind == "skill":
         sql = f"SELECT {_SKILL} FROM skills WHERE namespace = ? AND name = ?"
         key, names = (namespace, place), _columns(_SKILL)
+    elif kind == "pattern":
+        return _pattern_row(conn, namespace, record_id)
     else:
         return {}
     row = fetchone(conn, sql, key)
@@ -137,6 +143,26 @@ def _held(
     if kind == "skill":
         held["pinned"] = bool(held["pinned"])
     return held
+
+
+def _pattern_row(conn: sqlite3.Connection, namespace: str, record_id: str) -> dict[str, Any]:
+    """A pattern's library row (its name, trigger, response, examples, facets)."""
+    row = fetchone(
+        conn,
+        "SELECT name, trigger, response, examples, facets, sessions FROM patterns"
+        " WHERE namespace = ? AND id = ?",
+        (namespace, record_id),
+    )
+    if row is None:  # a pattern said by hand (ns.learn): a log record like any other
+        return {}
+    return {
+        "name": row[0],
+        "trigger": row[1],
+        "response": row[2],
+        "examples": json.loads(row[3]),
+        "facets": json.loads(row[4]),
+        "sessions": int(row[5]),
+    }
 
 
 def restore(
@@ -156,8 +182,12 @@ def restore(
             )
         _learning_row(conn, namespace, record)
     conn.executemany(
-        "INSERT INTO accesses (namespace, id, ts, how) VALUES (?, ?, ?, ?)",
-        [(namespace, r["id"], a["at"], a["how"]) for r in records for a in r["accesses"]],
+        "INSERT INTO accesses (namespace, id, ts, how, session_id) VALUES (?, ?, ?, ?, ?)",
+        [
+            (namespace, r["id"], a["at"], a["how"], a.get("session"))
+            for r in records
+            for a in r["accesses"]
+        ],
     )
     conn.execute(
         "INSERT INTO namespaces (name, sessions, heartbeat_at, created_at) VALUES (?, ?, ?, ?)"
@@ -202,6 +232,20 @@ def _insert(conn: sqlite3.Connection, namespace: str, r: dict[str, Any]) -> None
     else:
         said = (r["id"], r["kind"], r["content"], r["priority"])
         learning.add_log(conn, namespace, said, None, r["created_at"])
+        if r["kind"] == "pattern" and held.get("name"):
+            conn.execute(
+                "INSERT INTO patterns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    namespace,
+                    r["id"],
+                    held["name"],
+                    held["trigger"],
+                    held["response"],
+                    json.dumps(held.get("examples", [])),
+                    json.dumps(held.get("facets", [])),
+                    int(held.get("sessions", 0)),
+                ),
+            )
 
 
 def _insert_entry(
@@ -259,7 +303,7 @@ def _learning_row(conn: sqlite3.Connection, namespace: str, r: dict[str, Any]) -
     log = r["kind"] not in ("entry", "fact", "skill")
     conn.execute(
         """UPDATE learning SET priority = ?, tier = ?, access_count = ?, last_access_at = ?,
-               seen_session = ?, session_id = ?, created_at = ?, updated_at = ?,
+               hot_base = ?, seen_session = ?, session_id = ?, created_at = ?, updated_at = ?,
                status = iif(content IS NULL, NULL, ?)
            WHERE namespace = ? AND id = ?""",
         (
@@ -267,6 +311,7 @@ def _learning_row(conn: sqlite3.Connection, namespace: str, r: dict[str, Any]) -
             r["tier"],
             int(r["access_count"]),
             r["last_access_at"],
+            int(held.get("hot_base", 0)),
             int(held.get("seen_session", 0)),
             r["session_id"],
             r["created_at"],

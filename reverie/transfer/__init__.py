@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from reverie.config import WriterConfig
 from reverie.errors import InputError, quoted
+from reverie.stores import namespaces
 from reverie.stores import transfer as rows
 from reverie.stores.db import Database
 from reverie.transfer import jsonl, markdown, workspaces
@@ -144,7 +145,9 @@ def _restore(
     conn: sqlite3.Connection, namespace: str, lines: jsonl.Lines, now: str
 ) -> tuple[list[LineDecision] | None, str]:
     """The restore's decisions, in its one transaction; None (and why) when the namespace
-    cannot take the export as it was, so it is merged instead."""
+    cannot take the export as it was, so it is merged instead. An archived namespace
+    takes nothing (:class:`NamespaceArchived`)."""
+    namespaces.check_open(conn, namespace)
     if not rows.is_empty(conn, namespace):
         return None, f"namespace {namespace!r} is not empty: records went through the writer"
     taken = rows.taken(conn, [r["id"] for _, r in lines.records])

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from reverie.errors import InputError, check_text, quoted
+from reverie.names import check_name
 from reverie.rules.query import PRIORITIES, TIERS
 from reverie.rules.secrets import refusal, secret_kind
 from reverie.stores.transfer import FORMAT, VERSION, as_json
@@ -83,8 +85,10 @@ def _head(value: dict[str, Any]) -> dict[str, Any]:
     sessions = value.get("sessions", 0)
     if not isinstance(sessions, int) or isinstance(sessions, bool) or sessions < 0:
         raise InputError("the first line's sessions must be a whole number, 0 or more")
-    if value.get("heartbeat_at") is not None and not isinstance(value["heartbeat_at"], str):
-        raise InputError("the first line's heartbeat_at must be a time or null")
+    try:
+        _time("heartbeat_at", value.get("heartbeat_at"), optional=True)
+    except BadLine as exc:
+        raise InputError(f"the first line's {exc}") from None
     return value
 
 
@@ -124,11 +128,12 @@ def check(value: dict[str, Any]) -> dict[str, Any]:
     if kind == "skill" and value["id"] != f"skill:{value['place']}":
         raise BadLine("a skill's id is 'skill:' and its name (its place)")
     _texts(value)
+    for name in ("created_at", "updated_at"):
+        _time(name, value[name])
+    _time("last_access_at", value.get("last_access_at"), optional=True)
     record = dict(value)
     record["accesses"] = _accesses(value.get("accesses", []))
-    record["stored"] = value.get("stored") or {}
-    if not isinstance(record["stored"], dict):
-        raise BadLine("field 'stored' must be an object")
+    record["stored"] = _stored(kind, value.get("stored"))
     if kind == "fact":
         record["chain"] = _chain(value.get("chain"))
     return record
@@ -139,6 +144,66 @@ def _place(kind: str, place: object) -> None:
         raise BadLine(f"a {kind} needs its place (its target, topic or name)")
     if kind == "entry" and place not in MEMORY_TARGETS:
         raise BadLine(f"an entry's place is one of {', '.join(MEMORY_TARGETS)}")
+    if kind in ("fact", "skill"):  # a topic's or a skill's folder: the tools' name rules
+        try:
+            check_name(f"a {kind}'s place", place, slug=True)
+        except InputError as exc:
+            raise BadLine(str(exc)) from exc
+
+
+def _time(name: str, value: object, *, optional: bool = False) -> None:
+    """An ISO time with its offset (they name files and are compared as text)."""
+    if value is None and optional:
+        return
+    try:
+        parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        raise BadLine(
+            f"field {name!r} must be an ISO time with its offset, got {quoted(value, 40)}"
+        )
+
+
+_STORED_INTS: Final = frozenset({"seen_session", "reinforce", "depth", "hot_base"})
+_ENTRY_STATES: Final = frozenset({"live", "removed", "replaced"})
+
+
+def _stored(kind: str, value: object) -> dict[str, Any]:
+    """The holding store's own columns: each of the type its column takes."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadLine("field 'stored' must be an object")
+    for key, item in value.items():
+        if key in _STORED_INTS:
+            if not isinstance(item, int) or isinstance(item, bool) or item < 0:
+                raise BadLine(f"stored {key!r} must be a whole number, 0 or more")
+        elif key == "pinned":
+            if not isinstance(item, bool):
+                raise BadLine("stored 'pinned' must be true or false")
+        elif key == "status" and kind == "entry":
+            if item not in _ENTRY_STATES:
+                raise BadLine(
+                    f"an entry's stored status is one of {', '.join(sorted(_ENTRY_STATES))}"
+                )
+        elif key.endswith("_at"):
+            _time(f"stored {key}", item, optional=True)
+        elif kind == "pattern" and key in ("examples", "facets"):
+            if not isinstance(item, list) or not all(isinstance(i, str) for i in item):
+                raise BadLine(f"a pattern's {key} is a list of text")
+        elif kind == "pattern" and key == "sessions":
+            if not isinstance(item, int) or isinstance(item, bool) or item < 0:
+                raise BadLine("a pattern's sessions is a whole number")
+        elif item is not None and not isinstance(item, str):
+            raise BadLine(f"stored {key!r} must be text or null")
+    if (
+        kind == "pattern"
+        and value
+        and not all(isinstance(value.get(k), str) for k in ("name", "trigger", "response"))
+    ):
+        raise BadLine("a pattern's name, trigger and response are text")
+    return dict(value)
 
 
 def _texts(value: dict[str, Any]) -> None:
@@ -161,9 +226,18 @@ def _accesses(value: object) -> list[dict[str, str]]:
             isinstance(one, dict)
             and isinstance(one.get("at"), str)
             and isinstance(one.get("how"), str)
+            and (one.get("session") is None or isinstance(one["session"], str))
         ):
-            raise BadLine('each access is {"at": time, "how": text}')
-    return [{"at": one["at"], "how": one["how"]} for one in value]
+            raise BadLine('each access is {"at": time, "how": text[, "session": text]}')
+        _time("an access's at", one["at"])
+    return [
+        {
+            "at": one["at"],
+            "how": one["how"],
+            **({"session": one["session"]} if one.get("session") else {}),
+        }
+        for one in value
+    ]
 
 
 def _chain(value: object) -> dict[str, Any]:
@@ -174,6 +248,8 @@ def _chain(value: object) -> dict[str, Any]:
     for name in ("supersedes", "superseded_by", "invalid_at", "created_at"):
         if value.get(name) is not None and not isinstance(value[name], str):
             raise BadLine(f"chain field {name!r} must be text or null")
+    for name in ("invalid_at", "created_at"):
+        _time(f"chain {name}", value.get(name), optional=True)
     if (value.get("invalid_at") is None) != (value.get("superseded_by") is None):
         raise BadLine("a fact's invalid_at and superseded_by are set together")
     return {

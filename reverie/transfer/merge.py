@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from reverie.bus.messages import Learn, Message, ToolCall
 from reverie.config import WriterConfig
-from reverie.errors import InputError, quoted
+from reverie.errors import InputError, ReverieError, quoted
 from reverie.results import ToolResult
 from reverie.rules.query import PRIORITIES
 from reverie.rules.secrets import refusal, secret_kind
@@ -80,6 +80,8 @@ async def merge(
         except InputError as exc:  # this item's shape; a closed or stuck runtime raises
             decisions.append(LineDecision(item.line, ERROR, item.was, str(exc), item.source))
             continue
+        if isinstance(answer, ReverieError):  # an archived namespace: the learner's answer
+            raise answer
         assert isinstance(answer, ToolResult)
         decisions.append(_decided(item, answer))
     return decisions
