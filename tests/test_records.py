@@ -416,6 +416,23 @@ def test_a_query_reads_filters_times_text_sort_and_limit() -> None:
 
 
 @pytest.mark.parametrize(
+    ("query", "filters", "text"),
+    [
+        ("don't deploy on fridays", {}, "don't deploy on fridays"),  # an apostrophe
+        ('"kind:error" kind:lesson', {"kind": ("lesson",)}, "kind:error"),  # quoted: text
+        ("see http://example.com/x", {}, "see http://example.com/x"),  # a URL is text
+        ("kind:lesson,error kind:error,insight", {"kind": ("error",)}, ""),  # ANDed
+        ("kind:lesson kind:error", {"kind": ()}, ""),  # nothing is both
+    ],
+)
+def test_quotes_apostrophes_urls_and_repeated_fields(
+    query: str, filters: dict[str, tuple[str, ...]], text: str
+) -> None:
+    q = parse(query, NOW)
+    assert (q.filters, q.text) == (filters, text)
+
+
+@pytest.mark.parametrize(
     ("query", "names"),
     [
         ("colour:red", "colour"),
@@ -430,6 +447,7 @@ def test_a_query_reads_filters_times_text_sort_and_limit() -> None:
         ("limit:ten", "limit:ten"),
         ('"unclosed', "unclosed"),
         ("sort:relevance", "relevance"),
+        ("since:0001-01-01T00:00:00+01:00", "since:0001"),  # before UTC's year 1
     ],
 )
 def test_a_bad_query_token_is_named(query: str, names: str) -> None:
@@ -450,6 +468,8 @@ async def test_query_filters_are_anded_and_free_text_goes_through_the_index(
     assert [r.id for r in await ns.query("deploy kind:fact")] == [deploy]
     assert await ns.query("deploy kind:fact status:superseded") == []
     assert len(await ns.query("timeout limit:1")) == 1
+    assert await ns.query("kind:fact kind:lesson") == []  # no record is both
+    assert [r.id for r in await ns.query("kind:fact,lesson kind:lesson")] == [lesson["entry_id"]]
     with pytest.raises(QueryError):
         await ns.query("colour:red")
 

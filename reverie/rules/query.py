@@ -1,8 +1,9 @@
 """The learning records' query language (seed 003's ``mulch query``), parsed without I/O.
 
-A query is tokens separated by spaces. ``field:value`` filters (ANDed; ``a,b`` inside one
-token is either); anything else — bare words or ``"a quoted phrase"`` — is free text,
-matched through the search index. ``sort:`` and ``limit:`` shape the answer::
+A query is tokens separated by spaces. ``field:value`` filters (ANDed, a field given twice
+too; ``a,b`` inside one token is either); anything else — bare words (an apostrophe is a
+letter, a URL is text) or ``"a quoted phrase"`` (never a filter) — is free text, matched
+through the search index. ``sort:`` and ``limit:`` shape the answer::
 
     priority:high status:active tier:warm,hot kind:error since:2026-01-01 "deploy timeout"
     sort:access limit:20        sort:created:asc        since:7d
@@ -13,7 +14,6 @@ A token that cannot be read is refused with a :class:`QueryError` naming it.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -59,25 +59,41 @@ class Query:
     limit: int = DEFAULT_LIMIT
 
 
+_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
+
+
+def _tokens(query: str) -> list[tuple[str, bool]]:
+    """The query's tokens, each with whether it was quoted (a quoted one is always text;
+    an apostrophe is a letter: "don't")."""
+    found: list[tuple[str, bool]] = []
+    for match in _TOKEN.finditer(query):
+        quoted_text, bare = match.group(1), match.group(2)
+        if quoted_text is not None:
+            found.append((quoted_text, True))
+        elif '"' in bare:
+            raise QueryError(f"{quoted(bare, 80)} opens a quote it does not close")
+        else:
+            found.append((bare, False))
+    return found
+
+
 def parse(query: str, now: datetime) -> Query:
     """Read ``query`` (see the module's grammar); ``now`` anchors relative times."""
-    try:
-        tokens = shlex.split(query, posix=True)
-    except ValueError as exc:
-        raise QueryError(f"cannot read the query {quoted(query, 80)}: {exc}") from None
     filters: dict[str, tuple[str, ...]] = {}
     times: dict[str, str] = {}
     words: list[str] = []
     sort: tuple[str, bool] | None = None
     limit = DEFAULT_LIMIT
-    for token in tokens:
-        found = _FIELD.match(token) if " " not in token else None
-        if found is None:
+    for token, was_quoted in _tokens(query):
+        found = None if was_quoted else _FIELD.match(token)
+        if found is None or found.group(2).startswith("//"):  # text, or a URL's scheme
             words.append(token)
             continue
         name, value = found.group(1), found.group(2)
-        if name in _CHOICES:
-            filters[name] = filters.get(name, ()) + _values(name, value, token)
+        if name in _CHOICES:  # a field said twice takes what both allow (ANDed)
+            given = _values(name, value, token)
+            had = filters.get(name)
+            filters[name] = given if had is None else tuple(v for v in had if v in given)
         elif name in _TIMES:
             times[name] = _time(value, token, now)
         elif name == "sort":
@@ -109,6 +125,7 @@ def _time(value: str, token: str, now: datetime) -> str:
     """An ISO date or time (UTC unless it says otherwise), or ``7d`` / ``12h`` / ``30m``
     before now; answered as the stores write times, so they compare as text."""
     relative = _RELATIVE.match(value)
+    when: datetime | None
     if relative:
         delta = timedelta(**{_UNITS[relative.group(2)]: int(relative.group(1))})
         when = now - delta
@@ -116,11 +133,16 @@ def _time(value: str, token: str, now: datetime) -> str:
         try:
             when = datetime.fromisoformat(value)
         except ValueError:
-            raise QueryError(
-                f"{quoted(token, 80)}: a time is an ISO date (2026-01-31), a date and time, "
-                "or an age such as 7d, 12h, 30m"
-            ) from None
-    return iso(when if when.tzinfo is not None else when.replace(tzinfo=UTC))
+            when = None
+    try:
+        if when is not None:
+            return iso(when if when.tzinfo is not None else when.replace(tzinfo=UTC))
+    except (OverflowError, ValueError):
+        pass  # a time past what UTC can hold: year 1 with a positive offset
+    raise QueryError(
+        f"{quoted(token, 80)}: a time is an ISO date (2026-01-31), a date and time, "
+        "or an age such as 7d, 12h, 30m"
+    )
 
 
 def _sort(value: str, token: str) -> tuple[str, bool]:
