@@ -1162,7 +1162,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "reverie/stores/patterns.py",
         "if n < 2 * settings.pattern_sessions:",
         "if n < 1:",
-        "words are weighed by rarity in a namespace of a few sessions (a lesson's own words weigh least)",
+        "words are weighed by rarity over a few sessions (a lesson's own words weigh least)",
         ("tests/test_patterns.py::test_words_every_session_uses_say_little_about_which_lesson",),
     ),
     Mutant(
@@ -1304,6 +1304,17 @@ MUTANTS: tuple[Mutant, ...] = (
         "    (lambda *a: None)(\n",
         "namespace changes leave no ledger row",
         ("tests/test_namespace_admin.py::test_every_change_is_a_ledger_row",),
+    ),
+    Mutant(
+        "archived-accesses-at-close",
+        "reverie/runtime.py",
+        "                if namespaces.is_archived(conn, name):\n                    return []\n",
+        "",
+        "the reads of an archived namespace are counted, and move its tiers, at close",
+        (
+            "tests/test_namespace_admin.py::"
+            "test_reads_of_an_archived_namespace_are_not_counted_at_close",
+        ),
     ),
 )
 

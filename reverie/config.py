@@ -7,6 +7,7 @@ The library never reads the environment on its own: ``Config.load`` is called at
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 import types
 import typing
@@ -464,8 +465,8 @@ def _validate(config: Config) -> None:
             number = getattr(value, item.name)
             if isinstance(number, bool) or not isinstance(number, int | float):
                 continue
-            if number != number:  # NaN: no comparison holds, so no bound would either
-                raise ConfigError(f"{section.name}.{item.name} must be a number, not NaN")
+            if number != number or math.isinf(number):  # NaN: no bound would hold either
+                raise ConfigError(f"{section.name}.{item.name} must be a finite number")
             if number < 0:
                 raise ConfigError(f"{section.name}.{item.name} must not be negative")
     if not 0.0 < config.writer.jaccard_threshold <= 1.0:
@@ -476,6 +477,7 @@ def _validate(config: Config) -> None:
         raise ConfigError("ranking.recency_half_life_h must be positive")
     if not 0.0 < config.ranking.cold_weight <= 1.0:
         raise ConfigError("ranking.cold_weight must be in (0, 1]")
+    _check_spans(config.records)
     if not 0.0 < config.records.pattern_overlap <= 1.0:
         raise ConfigError("records.pattern_overlap must be in (0, 1]")
     if config.records.pattern_sessions < 2 or config.records.pattern_words < 1:
@@ -539,7 +541,20 @@ def overridden(config: Config, overrides: Mapping[str, Any]) -> Config:
     for key, value in overrides.items():
         section, name = _namespace_key(key)
         checked = _check_type(key, _field_type(section, name), value)
-        if checked != checked or checked <= 0:
+        if checked != checked or checked <= 0 or math.isinf(checked):
             raise ConfigError(f"{key} must be a positive number, not {quoted(value, 60)}")
         sections.setdefault(section, {})[name] = checked
-    return replace(config, **{s: replace(getattr(config, s), **v) for s, v in sections.items()})
+    changed = replace(config, **{s: replace(getattr(config, s), **v) for s, v in sections.items()})
+    _check_spans(changed.records)
+    return changed
+
+
+MAX_DAYS: Final = 36_500.0
+"""The longest span a tier rule may wait (a hundred years): past it, times overflow."""
+
+
+def _check_spans(records: RecordsConfig) -> None:
+    if records.longterm_days > MAX_DAYS:
+        raise ConfigError(f"records.longterm_days must be at most {MAX_DAYS:g}")
+    if records.heartbeat_interval_minutes > MAX_DAYS * 1440:
+        raise ConfigError(f"records.heartbeat_interval_minutes must be at most {MAX_DAYS * 1440:g}")

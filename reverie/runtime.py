@@ -297,11 +297,17 @@ class Reverie:
     @staticmethod
     async def _count_accesses(services: Parts) -> None:
         """The reads' accesses still in memory, written in one transaction before the
-        database closes (straight to the store: no actor is started while closing)."""
-        settings = services.config.records
+        database closes (straight to the store: no actor is started while closing), by
+        each namespace's own tier numbers; an archived namespace's are not counted."""
 
         def counter(name: str, taken: list[tuple[str, str, str]]) -> Callable[..., Any]:
-            return lambda conn: learning.touch(conn, name, taken, settings)
+            def write(conn: sqlite3.Connection) -> Any:
+                if namespaces.is_archived(conn, name):
+                    return []
+                settings = namespaces.effective(conn, name, services.config).records
+                return learning.touch(conn, name, taken, settings)
+
+            return write
 
         for name in services.book.waiting():
             try:

@@ -56,7 +56,9 @@ def test_toml_then_environment(tmp_path: Path) -> None:
         ("", {"REVERIE_CAPS_MEMORY": "lots"}, "REVERIE_CAPS_MEMORY='lots'"),
         ("", {"REVERIE_WRITER_ENABLED": "perhaps"}, "REVERIE_WRITER_ENABLED"),
         ("", {"REVERIE_STORE_SYNCHRONOUS": "SOMETIMES"}, "store.synchronous"),
-        ("", {"REVERIE_DISTILLER_ASK_WAIT_H": "nan"}, "distiller.ask_wait_h must be a number"),
+        ("", {"REVERIE_DISTILLER_ASK_WAIT_H": "nan"}, "distiller.ask_wait_h must be a finite"),
+        ("", {"REVERIE_DISTILLER_ASK_WAIT_H": "inf"}, "distiller.ask_wait_h must be a finite"),
+        ("[records]\nlongterm_days = 1e12\n", {}, "records.longterm_days must be at most"),
         ("[distiller]\nask_batch = 9\n", {}, "ask_batch must not exceed"),
     ],
 )

@@ -181,6 +181,19 @@ async def test_an_archived_namespace_keeps_its_tier_clock_still(rv: reverie.Reve
     assert await tier(ns, fid) == "warm"
 
 
+async def test_reads_of_an_archived_namespace_are_not_counted_at_close(tmp_path: Path) -> None:
+    async with reverie.open(tmp_path) as rv:
+        ns = rv.namespace("a")
+        fid = await fact(ns, "The deploy timeout is 30s")
+        await rv.wait_idle()
+        await rv.archive_namespace("a")
+        for _ in range(3):
+            await ns.search("deploy timeout")
+    async with reverie.open(tmp_path) as rv:
+        record = await rv.namespace("a").record(fid)
+        assert record is not None and (record.access_count, record.tier) == (0, "hot")
+
+
 async def test_review_skips_an_archived_namespace(rv: reverie.Reverie) -> None:
     for name in ("kept", "shelved"):
         async with rv.namespace(name).session("s") as s:
@@ -256,6 +269,9 @@ async def test_a_longterm_override_moves_by_the_clock(
         ({"records.hot_sessions": True}, "records.hot_sessions"),
         ({"records.hot_sessions": 1.5}, "records.hot_sessions"),
         ({"records.longterm_days": float("nan")}, "records.longterm_days"),
+        ({"records.longterm_days": float("inf")}, "records.longterm_days"),
+        ({"records.longterm_days": 1e12}, "records.longterm_days"),  # times would overflow
+        ({"records.heartbeat_interval_minutes": 1e12}, "records.heartbeat_interval_minutes"),
     ],
 )
 async def test_invalid_overrides_are_refused_and_nothing_is_written(

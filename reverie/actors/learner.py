@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, TypeVar
 
 from opentelemetry import trace
@@ -79,6 +80,11 @@ class AccessBook:
     def take(self, namespace: str) -> list[tuple[str, str, str]]:
         return self._pending.pop(namespace, [])
 
+    def give_back(self, namespace: str, taken: list[tuple[str, str, str]]) -> None:
+        """Accesses taken for a write that failed: counted again at the next one."""
+        if taken:
+            self._pending[namespace] = taken + self._pending.get(namespace, [])
+
     def waiting(self) -> list[str]:
         return [ns for ns, pending in self._pending.items() if pending]
 
@@ -124,35 +130,44 @@ class Learner(Actor, Clocked):
 
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
-        try:
-            if isinstance(message, Learn):
-                return await self.db.write(
-                    self._unseen(lambda c: self._learn(c, message)), self._files
-                )
-            if isinstance(message, MoveRecord):
-                return await self.db.write(
-                    self._unseen(lambda c: self._move(c, message)), self._files
-                )
-        except NamespaceArchived as exc:  # the host's call raises it; not a failure here
-            return exc
-        if isinstance(message, PatternDetected):
-            return await self.db.write(
-                self._unseen(lambda c: self._pattern(c, message)), self._files
-            )
         if isinstance(message, RecordsDue):
             return await self.db.read(self._rewrite)
+        if isinstance(message, Learn | MoveRecord | PatternDetected):
+            return await self._by_hand(message)
         accesses = self.book.take(self.namespace)
         ended = isinstance(message, SessionEnded)
-        kept = await self.db.write(self._unseen(lambda c: self._keep(c, accesses, ended, message)))
-        moved, found = kept
+        try:
+            moved, found = await self.db.write(
+                self._unseen(lambda c: self._keep(c, accesses, ended, message))
+            )
+        except BaseException:  # not written: they wait for the next try
+            self.book.give_back(self.namespace, accesses)
+            raise
         if found is not None:  # the rules ran: the files follow, and any pattern found
-            await self.db.read(lambda conn: self._files(conn, None))
+            await self.db.read(self._files)
             for examples in found:
                 await self.bus.tell(PatternDetected(self.namespace, examples), cause=envelope)
         span = trace.get_current_span()
         span.set_attribute("reverie.records.accesses", len(accesses))
         span.set_attribute("reverie.records.moved", len(moved))
         return len(moved)
+
+    async def _by_hand(self, message: Learn | MoveRecord | PatternDetected) -> Any:
+        """A learning, a move or a pattern: one write, then the record files, rewritten
+        outside the write (they read the whole namespace, and writes wait for none of it)."""
+        body: Callable[[sqlite3.Connection], Any]
+        if isinstance(message, Learn):
+            body = partial(self._learn, message=message)
+        elif isinstance(message, MoveRecord):
+            body = partial(self._move, message=message)
+        else:
+            body = partial(self._pattern, message=message)
+        try:
+            done = await self.db.write(self._unseen(body))
+        except NamespaceArchived as exc:  # the host's call raises it; not a failure here
+            return exc
+        await self.db.read(self._files)
+        return done
 
     def _unseen(self, body: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
         """A write whose ledger rows no review stage reads: a quiet namespace stays quiet
@@ -200,7 +215,7 @@ class Learner(Actor, Clocked):
     ) -> patterns.Pattern | None:
         return patterns.save(conn, self.namespace, message.examples, new_id("p"), self.now())
 
-    def _files(self, conn: sqlite3.Connection, _: object) -> None:
+    def _files(self, conn: sqlite3.Connection) -> None:
         """After a commit: the record files, as a projection must — never raising."""
         try:
             self._rewrite(conn)

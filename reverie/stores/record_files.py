@@ -79,9 +79,11 @@ def _history(conn: sqlite3.Connection, namespace: str, ids: set[str]) -> dict[st
     if not ids:
         return {}
     found: dict[str, list[str]] = {}
-    for rid, ts, how in fetchall(
+    for rid, ts, how in fetchall(  # the HOT records' own (the index on accesses' ids)
         conn,
-        "SELECT id, ts, how FROM accesses WHERE namespace = ? ORDER BY ts, rowid",
+        "SELECT a.id, a.ts, a.how FROM learning l JOIN accesses a"
+        " ON a.namespace = l.namespace AND a.id = l.id"
+        " WHERE l.namespace = ? AND l.tier = 'hot' ORDER BY a.ts, a.rowid",
         (namespace,),
     ):
         if rid in ids:
