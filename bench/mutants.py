@@ -1290,9 +1290,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "ns-override-positive",
         "reverie/config.py",
-        "        if checked != checked or checked <= 0:",
+        "        if checked != checked or checked <= 0 or math.isinf(checked):",
         "        if False:",
-        "a zero, negative or NaN namespace override is accepted",
+        "a zero, negative, NaN or infinite namespace override is accepted",
         (
             "tests/test_namespace_admin.py::test_invalid_overrides_are_refused_and_nothing_is_written",
         ),

@@ -282,10 +282,13 @@ class RankingConfig:
     rrf_k: int = 20
     vector_weight: float = 0.5
     min_similarity: float = 0.3
-    cold_weight: float = 0.5
+    cold_weight: float = 0.97
     """A COLD learning record's hit (seed 003's tier) scores this share: it ranks below a
     warm or hot hit of like relevance, never below a barely related one (a strict
     "cold last" put a 60-day-old exact match under a new remark that shared one word).
+    Kept near 1 because a question may be about anything said long ago: on BEAM, where
+    most facts are COLD when asked about, 0.5 lost 4 of 118 held answers and 3 of 39
+    updated values ranked first, 0.9 lost 2 and 2, 0.97 lost 1 and none (BENCHMARKS.md).
     ``search(include_cold=False)`` leaves COLD records out."""
 
 

@@ -543,3 +543,19 @@ async def test_a_move_by_hand_is_not_undone_by_the_rules_at_the_next_session_end
     await ns.set_tier(fid, "warm")
     await sessions(rv, ns, 1)
     assert await tier(ns, fid) == "warm"
+
+
+async def test_a_restored_entry_is_hot_and_back_in_the_snapshot(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        added = await s.call_tool(
+            "memory", {"action": "add", "target": "memory", "content": "Ask before prod changes"}
+        )
+        await s.call_tool(
+            "memory", {"action": "remove", "target": "memory", "old_text": "before prod"}
+        )
+    await rv.wait_idle()
+    assert await tier(ns, added["entry_id"]) == "cold"  # removed: no longer active
+    ok(await ns.restore(added["entry_id"]), "RESTORED")
+    assert await tier(ns, added["entry_id"]) == "hot"
+    assert "Ask before prod" in (await ns.snapshot()).text

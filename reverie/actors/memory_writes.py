@@ -15,7 +15,7 @@ from reverie.commands import MemoryCommand
 from reverie.errors import ToolInputError
 from reverie.results import Decision, ToolResult, Usage
 from reverie.rules.similarity import near_duplicate
-from reverie.stores import entries
+from reverie.stores import entries, learning
 from reverie.stores.projection import FILES
 from reverie.stores.records import Entry
 from reverie.tools import KEYED_TARGETS, keyed
@@ -286,6 +286,8 @@ class MemoryWrites(WriteBase):
         if successor is not None:
             entries.end(conn, successor.id, "replaced", now, replaced_by=entry.id)
         entries.revive(conn, entry.id, now)
+        # seed 003: brought back is referenced again (a COLD record is HOT once more)
+        learning.touch(conn, self.namespace, [(entry.id, "restored", now)], self.cfg.records)
         self._audit(
             conn,
             actor="restore",
