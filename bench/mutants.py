@@ -1316,6 +1316,14 @@ MUTANTS: tuple[Mutant, ...] = (
             "test_reads_of_an_archived_namespace_are_not_counted_at_close",
         ),
     ),
+    Mutant(
+        "pattern-core-drift",
+        "reverie/stores/patterns.py",
+        "core = found[g][: settings.pattern_sessions]",
+        "core = found[g]",
+        "a statement joins a group by any member, so a group drifts from lesson to lesson",
+        ("tests/test_patterns.py::test_a_group_cannot_drift_from_one_lesson_to_the_next",),
+    ),
 )
 
 

@@ -13,7 +13,7 @@ import yaml
 import reverie
 from reverie import Config
 from reverie.config import RecordsConfig
-from reverie.stores.patterns import Sighting, rarity, same_lesson
+from reverie.stores.patterns import Sighting, groups, rarity, same_lesson
 from tests.conftest import ok, write_db
 
 SETTINGS = RecordsConfig()
@@ -300,3 +300,23 @@ async def test_extending_a_pattern_keeps_every_example_it_had(
     [after] = await ns.patterns()
     assert after.examples[: len(before.examples) + 1] == ("lrn-long-ago", *before.examples)
     assert len(after.examples) == len(before.examples) + 2 and after.sessions == 7
+
+
+def test_a_group_cannot_drift_from_one_lesson_to_the_next() -> None:
+    """Each statement shares two words with the one before, none with those three back:
+    linked pairwise they were one group of six; joined by a group's core, the first four
+    are one lesson and the last two (seen in two sessions only) are none."""
+    said = [
+        "red green blue",
+        "green blue cyan",
+        "blue cyan magenta",
+        "cyan magenta yellow",
+        "magenta yellow black",
+        "yellow black white",
+    ]
+    seen = [
+        Sighting(f"x{i}", "insight", text, "medium", f"2026-01-0{i + 1}", frozenset({f"s{i}"}))
+        for i, text in enumerate(said)
+    ]
+    [group] = groups(seen, SETTINGS)
+    assert [m.content for m in group] == said[:4]

@@ -172,36 +172,36 @@ def same_lesson(
 
 
 def groups(seen: Sequence[Sighting], settings: RecordsConfig) -> list[list[Sighting]]:
-    """The sightings joined into groups that tell one lesson, oldest member first, each
-    seen in at least ``pattern_sessions`` sessions. Only sightings of different sessions
-    are linked (a session's own statements share its subject anyway), pairwise, so a
-    group may drift from its first to its last member by steps; pairs are found through
-    the words they share."""
+    """The sightings gathered into groups that tell one lesson, oldest member first, each
+    seen in at least ``pattern_sessions`` sessions. A sighting joins the group whose core
+    (its first ``pattern_sessions`` members) tells the same lesson as it does most often,
+    or starts one: a group cannot drift, step by step, from one lesson to the next (linked
+    pairwise, a namespace's statements about its db host, its token lifetime and its
+    billing day ran together into one group of 53). Groups are found through a word
+    index of their cores."""
     weights = rarity(seen, settings)
-    parent = list(range(len(seen)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    postings: dict[str, list[int]] = {}
-    for i, a in enumerate(seen):
-        near = {j for w in subject_words(a.content) for j in postings.get(w, ())}
-        for j in sorted(near):
-            if seen[j].sessions == a.sessions or root(i) == root(j):
-                continue
-            if same_lesson(a.content, seen[j].content, settings, weights):
-                parent[root(i)] = root(j)
-        for w in subject_words(a.content):
-            postings.setdefault(w, []).append(i)
-    joined: dict[int, list[Sighting]] = {}
-    for i, s in enumerate(seen):
-        joined.setdefault(root(i), []).append(s)
+    found: list[list[Sighting]] = []
+    cores: dict[str, set[int]] = {}  # a core member's word → its groups
+    for s in seen:
+        words = subject_words(s.content)
+        near = sorted({g for w in words for g in cores.get(w, ())})
+        best, most = None, 0
+        for g in near:
+            core = found[g][: settings.pattern_sessions]
+            alike = sum(same_lesson(s.content, m.content, settings, weights) for m in core)
+            if alike > most:
+                best, most = g, alike
+        if best is None:
+            found.append([s])
+            best = len(found) - 1
+        else:
+            found[best].append(s)
+        if len(found[best]) <= settings.pattern_sessions:
+            for w in words:
+                cores.setdefault(w, set()).add(best)
     return [
         sorted(members, key=lambda m: m.created_at)
-        for members in joined.values()
+        for members in found
         if len(frozenset().union(*(m.sessions for m in members))) >= settings.pattern_sessions
     ]
 
