@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import reverie
 from reverie import Config, InputError
 from reverie.config import CapsConfig
+from reverie.stores import topics
 from reverie.transfer import ImportReport
 from tests.conftest import db_counts, ok
 
@@ -308,6 +309,33 @@ async def test_patterns_and_the_sessions_of_restatements_survive_the_round_trip(
         await rv.wait_idle()
         [again] = await ns.patterns()  # the library is known: no second pattern
         assert again.id == pattern.id
+
+
+async def test_what_a_fact_was_found_by_is_restored_with_it(tmp_path: Path) -> None:
+    """A live fact's chain row in the search index holds its former texts and what its
+    session said and collapsed into it ("30s … no wait, 45s"); nothing else keeps those,
+    so the export carries the row and a restore puts it back."""
+    await build(tmp_path / "a", SCENARIO[:3])  # a chain of three deploy ports
+    async with reverie.open(tmp_path / "a") as rv:
+        [head] = [f for f in await rv.namespace().facts("deploy") if f.live]
+        await rv.services.db.write(
+            lambda conn: topics.index_formerly(conn, head.id, ["gateway listens on 6060"])
+        )
+        assert [h.id for h in await rv.namespace().search("gateway listens")][:1] == [head.id]
+    first = await export(tmp_path / "a")
+    assert "gateway listens on 6060" in first
+    async with reverie.open(tmp_path / "b") as rv:
+        report = await rv.namespace().import_records(first.splitlines())
+        assert report.mode == "restore" and report.errors == []
+        assert [h.id for h in await rv.namespace().search("gateway listens")][:1] == [head.id]
+        assert await rv.namespace().export() == first
+    secret = json.loads(next(line for line in first.splitlines() if "former_text" in line))
+    secret["stored"]["former_text"] = "token ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    async with reverie.open(tmp_path / "c") as rv:
+        lines = [*first.splitlines()[:1], json.dumps(secret)]
+        report = await rv.namespace().import_records(lines)
+        [refused] = report.decisions
+        assert refused.decision == "ERROR" and "former_text" in refused.reason
 
 
 async def test_an_archived_namespace_takes_no_import(tmp_path: Path) -> None:

@@ -130,6 +130,7 @@ def _held(
     elif kind == "fact":
         sql, key = f"SELECT {_FACT} FROM facts WHERE id = ?", (record_id,)
         names = _columns(_FACT)
+        former = _former_text(conn, record_id)
     elif kind == "skill":
         sql = f"SELECT {_SKILL} FROM skills WHERE namespace = ? AND name = ?"
         key, names = (namespace, place), _columns(_SKILL)
@@ -142,7 +143,21 @@ def _held(
     held = dict(zip(names, row, strict=True))
     if kind == "skill":
         held["pinned"] = bool(held["pinned"])
+    if kind == "fact" and former is not None:
+        held["former_text"] = former
     return held
+
+
+def _former_text(conn: sqlite3.Connection, fact_id: str) -> str | None:
+    """A live fact's chain row in the search index (kind 0): its chain's former texts and
+    what its session said and collapsed into it, which nothing else keeps."""
+    row = fetchone(
+        conn,
+        "SELECT s.text FROM facts f JOIN search_index s ON s.rowid = f.rowid * 4"
+        " WHERE f.id = ? AND f.invalid_at IS NULL",
+        (fact_id,),
+    )
+    return None if row is None else str(row[0])
 
 
 def _pattern_row(conn: sqlite3.Connection, namespace: str, record_id: str) -> dict[str, Any]:
@@ -181,6 +196,10 @@ def restore(
                 (record["chain"]["superseded_by"], record["chain"]["invalid_at"], record["id"]),
             )
         _learning_row(conn, namespace, record)
+    for record in records:  # the chain rows as exported (the links above made their own)
+        former = (record.get("stored") or {}).get("former_text")
+        if record["kind"] == "fact" and former is not None:
+            _restore_former(conn, namespace, record["id"], former)
     conn.executemany(
         "INSERT INTO accesses (namespace, id, ts, how, session_id) VALUES (?, ?, ?, ?, ?)",
         [
@@ -270,6 +289,18 @@ def _insert_entry(
     status = held.get("status", _ENTRY_STATUS.get(r["status"], "live"))
     if status != "live":  # ended after the insert, so the search index follows
         conn.execute("UPDATE entries SET status = ? WHERE id = ?", (status, r["id"]))
+
+
+def _restore_former(conn: sqlite3.Connection, namespace: str, fact_id: str, text: str) -> None:
+    row = fetchone(conn, "SELECT rowid FROM facts WHERE id = ?", (fact_id,))
+    if row is None:
+        return
+    rid = int(row[0]) * 4
+    conn.execute("DELETE FROM search_index WHERE rowid = ?", (rid,))
+    conn.execute(
+        "INSERT INTO search_index (rowid, text, namespace) VALUES (?, ?, ?)",
+        (rid, text, namespace),
+    )
 
 
 def _insert_fact(

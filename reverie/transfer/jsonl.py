@@ -169,6 +169,19 @@ _STORED_INTS: Final = frozenset({"seen_session", "reinforce", "depth", "hot_base
 _ENTRY_STATES: Final = frozenset({"live", "removed", "replaced"})
 
 
+def _former(text: object) -> None:
+    """A live fact's chain row in the search index: text, checked as content is."""
+    if not isinstance(text, str):
+        raise BadLine("stored 'former_text' must be text")
+    try:
+        check_text("former_text", text)
+    except InputError as exc:
+        raise BadLine(str(exc)) from exc
+    found = secret_kind(text)
+    if found is not None:
+        raise BadLine(refusal(found, "former_text", text))
+
+
 def _stored(kind: str, value: object) -> dict[str, Any]:
     """The holding store's own columns: each of the type its column takes."""
     if value is None:
@@ -189,6 +202,8 @@ def _stored(kind: str, value: object) -> dict[str, Any]:
                 )
         elif key.endswith("_at"):
             _time(f"stored {key}", item, optional=True)
+        elif key == "former_text":
+            _former(item)
         elif kind == "pattern" and key in ("examples", "facets"):
             if not isinstance(item, list) or not all(isinstance(i, str) for i in item):
                 raise BadLine(f"a pattern's {key} is a list of text")
