@@ -415,13 +415,13 @@ async def test_the_markdown_export_follows_seed_003s_layout(tmp_path: Path) -> N
     text = await export(tmp_path / "a", fmt="markdown")
     records = json.loads("[" + ",".join((await export(tmp_path / "a")).splitlines()[1:]) + "]")
     assert text.startswith("# Learning records — default\n")
-    assert text.count("\n## [") == len(records)
-    first = text.split("\n## [")[1]
+    assert text.count("\n## ID: ") == len(records)
+    first = text.split("\n## ID: ")[1]
     for label in ("Priority", "Status", "Namespace", "Tier", "Content", "Created", "Updated"):
         assert f"- **{label}**: " in first
     assert "### Access history" in first and " - created" in first
     searched = next(r for r in records if r["accesses"])
-    block = text.split(f"## [{searched['id']}]")[1].split("\n## [")[0]
+    block = text.split(f"## ID: {searched['id']}")[1].split("\n## ID: ")[0]
     access = searched["accesses"][0]
     assert f"- {access['at'].replace('T', ' ')[:19]} - {access['how']}" in block
 

@@ -47,11 +47,10 @@ from reverie.config import Config, RecordsConfig
 from reverie.errors import InputError, NamespaceArchived, quoted
 from reverie.results import Decision, ToolResult
 from reverie.rules.similarity import near_duplicate
-from reverie.stores import learning, ledger, namespaces, patterns, record_files, review_state
+from reverie.stores import learning, namespaces, patterns, record_files, review_state
 from reverie.stores.db import Database, fetchall
 from reverie.stores.learning import LearningRecord, Moved
 from reverie.stores.projection import Projector
-from reverie.stores.records import LedgerRecord
 from reverie.telemetry.logs import get_logger
 
 log = get_logger("reverie.learner")
@@ -253,18 +252,7 @@ class Learner(Actor, Clocked):
                 learning.touch(conn, self.namespace, [(rid, "restated", now)], self.cfg, session)
                 return ToolResult(Decision.NOOP, rid, f"the same {kind} as {rid}")
         rid = new_id("lrn")
-        learning.add_log(conn, self.namespace, (rid, kind, content, priority), session, now)
-        record = LedgerRecord(
-            ts=now,
-            namespace=self.namespace,
-            actor=self.name,
-            action="learn",
-            decision=Decision.ADD.value,
-            entry_id=rid,
-            session_id=session,
-            after={"content": content, "kind": kind, "priority": priority},
-        )
-        ledger.append(conn, record)
+        learning.learn(conn, self.namespace, (rid, kind, content, priority), session, now)
         return ToolResult(Decision.ADD, rid, f"a {priority} {kind}, HOT")
 
     def _restated(self, conn: sqlite3.Connection) -> list[tuple[str, str, str]]:

@@ -149,6 +149,32 @@ def add_log(
     )
 
 
+def learn(
+    conn: sqlite3.Connection,
+    namespace: str,
+    record: tuple[str, str, str, str],
+    session_id: str | None,
+    now: str,
+) -> None:
+    """A log record learnt (:func:`add_log`) and its ledger row: ``(id, kind, content,
+    priority)``."""
+    record_id, kind, content, priority = record
+    add_log(conn, namespace, record, session_id, now)
+    ledger.append(
+        conn,
+        LedgerRecord(
+            ts=now,
+            namespace=namespace,
+            actor=ACTOR,
+            action="learn",
+            decision="ADD",
+            entry_id=record_id,
+            session_id=session_id,
+            after={"content": content, "kind": kind, "priority": priority},
+        ),
+    )
+
+
 def logged(conn: sqlite3.Connection, namespace: str, kind: str) -> list[tuple[str, str]]:
     """The active log records of ``kind``: (id, content), newest first (for the caller's
     near-duplicate check)."""

@@ -28,7 +28,7 @@ from reverie.config import RecordsConfig
 from reverie.frozen import quick_init
 from reverie.rules.query import PRIORITIES
 from reverie.rules.similarity import NEGATIONS, is_value, normalise, stem, tokens, word_set
-from reverie.stores import learning, ledger
+from reverie.stores import learning, ledger, search
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import LedgerRecord, _Mapping
 
@@ -316,21 +316,7 @@ def _unlogged(conn: sqlite3.Connection, namespace: str, rid: str) -> bool:
 def _log_example(conn: sqlite3.Connection, namespace: str, said: Sighting, now: str) -> None:
     """A user statement a pattern is made of becomes the log record it links to."""
     [session] = said.sessions
-    record = (said.id, said.kind, said.content, said.priority)
-    learning.add_log(conn, namespace, record, session, now)
-    ledger.append(
-        conn,
-        LedgerRecord(
-            ts=now,
-            namespace=namespace,
-            actor="learner",
-            action="learn",
-            decision="ADD",
-            entry_id=said.id,
-            session_id=session,
-            after={"content": said.content, "kind": said.kind, "priority": said.priority},
-        ),
-    )
+    learning.learn(conn, namespace, (said.id, said.kind, said.content, said.priority), session, now)
 
 
 def _reindex(conn: sqlite3.Connection, namespace: str, pid: str, content: str) -> None:
@@ -338,11 +324,7 @@ def _reindex(conn: sqlite3.Connection, namespace: str, pid: str, content: str) -
     [rn] = conn.execute(
         "SELECT rn FROM learning WHERE namespace = ? AND id = ?", (namespace, pid)
     ).fetchone()
-    conn.execute("DELETE FROM learning_text WHERE rowid = ?", (rn,))
-    conn.execute(
-        "INSERT INTO learning_text (rowid, text, namespace) VALUES (?, ?, ?)",
-        (rn, content, namespace),
-    )
+    search.put_row(conn, "learning_text", int(rn), content, namespace)
 
 
 def _audit(

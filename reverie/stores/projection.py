@@ -144,7 +144,7 @@ class Projector:
         self._flocked(write)
 
     def append_history(self, namespace: str, topic: str, events: list[dict[str, Any]]) -> None:
-        lines = "".join(_line(e) for e in events)
+        lines = "".join(json_line(e) for e in events)
         path = self.history_file(namespace, topic)
 
         def append() -> None:
@@ -168,7 +168,7 @@ class Projector:
         if not records:
             return
         path = self.log_file(namespace, name)
-        lines = "".join(_line(r) for r in records)
+        lines = "".join(json_line(r) for r in records)
         with _opened(path, "a") as handle:
 
             def append() -> None:
@@ -317,7 +317,7 @@ class Projector:
             events = history_events(topics.all_facts(conn, namespace, topic))
             path = self.history_file(namespace, topic)
             if not path.exists() or _line_count(path) != len(events) or not _whole(path):
-                atomic_write(path, "".join(_line(e) for e in events))
+                atomic_write(path, "".join(json_line(e) for e in events))
                 rebuilt.append(str(path.relative_to(self.home)))
             summary = summaries.current(conn, namespace, topic, separator="\n")
             path = self.summary_file(namespace, topic)
@@ -392,7 +392,8 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _line(event: dict[str, Any]) -> str:
+def json_line(event: dict[str, Any]) -> str:
+    """One JSONL line (keys sorted: the same record is the same bytes)."""
     return json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n"
 
 

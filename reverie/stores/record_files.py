@@ -19,9 +19,8 @@ pattern file whose records have moved on is removed. The tier stays one database
 from __future__ import annotations
 
 import dataclasses
-import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,18 +30,14 @@ from reverie.stores import patterns
 from reverie.stores.db import fetchall
 from reverie.stores.learning import LearningRecord, records_of
 from reverie.stores.patterns import Pattern
-from reverie.stores.projection import Projector, atomic_write
+from reverie.stores.projection import Projector, atomic_write, json_line
 
 INDEX_FIELDS: Final = ("id", "kind", "tier", "priority", "status", "access_count", "updated_at")
 _LOG_FILES: Final = {"correction": "corrections.md", "error": "errors.md"}
 
 
-def _line(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
-
-
 def _jsonl(records: Iterable[LearningRecord]) -> str:
-    return "".join(_line(dataclasses.asdict(r)) for r in records)
+    return "".join(json_line(dataclasses.asdict(r)) for r in records)
 
 
 def _stamp(when: str) -> str:
@@ -51,34 +46,60 @@ def _stamp(when: str) -> str:
     return f"session-{day}-{''.join(c for c in rest[:8] if c.isdigit())}"
 
 
-def _markdown(title: str, records: list[LearningRecord], seen: dict[str, list[str]]) -> str:
-    """Seed 003's Markdown log: a heading per record with its fields and access history."""
-    out = [f"# {title}", ""]
+def record_markdown(
+    namespace: str, r: Mapping[str, Any], accesses: Sequence[Mapping[str, str]]
+) -> list[str]:
+    """One record in seed 003's Markdown layout (the HOT logs and ``reverie export
+    --format markdown`` both): an ``## ID:`` heading, its fields, its access history."""
+    content = str(r["content"]).strip().replace("\n", "\n  ")
+    lines = [
+        f"## ID: {r['id']}",
+        "",
+        f"- **Priority**: {r['priority']}",
+        f"- **Status**: {r['status']}",
+        f"- **Namespace**: {namespace}",
+        f"- **Tier**: {r['tier']}",
+        f"- **Kind**: {r['kind']}",
+    ]
+    if r.get("place"):
+        lines.append(f"- **Place**: {r['place']}")
+    chain = r.get("chain") or {}
+    if chain.get("superseded_by"):
+        lines.append(f"- **Superseded by**: {chain['superseded_by']} at {chain['invalid_at']}")
+    lines += [
+        f"- **Content**: {content}",
+        f"- **Created**: {r['created_at']}",
+        f"- **Updated**: {r['updated_at']}",
+        f"- **Accesses**: {r['access_count']}",
+        "",
+        "### Access history",
+        "",
+        f"- {_when(str(r['created_at']))} - created",
+        *(f"- {_when(a['at'])} - {a['how']}" for a in accesses),
+    ]
+    return lines
+
+
+def _when(stamp: str) -> str:
+    """An ISO time as the seed writes it: ``2026-03-15 04:25:00``."""
+    return stamp.replace("T", " ")[:19]
+
+
+def _markdown(
+    title: str, records: list[LearningRecord], seen: Mapping[str, list[dict[str, str]]]
+) -> str:
+    out = [f"# {title}"]
     for r in records:
-        content = r.content.replace("\n", "\n  ")
-        out += [
-            f"## ID: {r.id}",
-            f"- **Priority**: {r.priority}",
-            f"- **Status**: {r.status}",
-            f"- **Namespace**: {r.namespace}",
-            f"- **Kind**: {r.kind}",
-            f"- **Tier**: {r.tier}",
-            f"- **Content**: {content}",
-            f"- **Created**: {r.created_at}",
-            f"- **Updated**: {r.updated_at}",
-            "",
-            "### Access history",
-            f"- {r.created_at} — created",
-            *(f"- {line}" for line in seen.get(r.id, [])),
-            "",
-        ]
-    return "\n".join(out)
+        out += ["", *record_markdown(r.namespace, r.to_dict(), seen.get(r.id, []))]
+    return "\n".join(out) + "\n"
 
 
-def _history(conn: sqlite3.Connection, namespace: str, ids: set[str]) -> dict[str, list[str]]:
+def _history(
+    conn: sqlite3.Connection, namespace: str, ids: set[str]
+) -> dict[str, list[dict[str, str]]]:
     if not ids:
         return {}
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[dict[str, str]]] = {}
     for rid, ts, how in fetchall(  # the HOT records' own (the index on accesses' ids)
         conn,
         "SELECT a.id, a.ts, a.how FROM learning l JOIN accesses a"
@@ -87,7 +108,7 @@ def _history(conn: sqlite3.Connection, namespace: str, ids: set[str]) -> dict[st
         (namespace,),
     ):
         if rid in ids:
-            found.setdefault(rid, []).append(f"{ts} — {how}")
+            found.setdefault(rid, []).append({"at": ts, "how": how})
     return found
 
 
@@ -142,13 +163,13 @@ def render(conn: sqlite3.Connection, namespace: str) -> dict[str, str]:
         "Patterns", [by_id[p.id] for p in library if p.id in by_id], {}
     )
     files["memory/index.jsonl"] = "".join(
-        _line({k: getattr(r, k) for k in INDEX_FIELDS}) for r in records
+        json_line({k: getattr(r, k) for k in INDEX_FIELDS}) for r in records
     )
     files["memory/warm/learnings.jsonl"] = _jsonl(
         r for r in records if r.tier == "warm" and r.kind != "pattern"
     )
     files["memory/warm/patterns.jsonl"] = "".join(
-        _line({**p.to_dict(), "episode_id": p.episode_id}) for p in library
+        json_line({**p.to_dict(), "episode_id": p.episode_id}) for p in library
     )
     files["memory/cold/archive.jsonl"] = _jsonl(r for r in records if r.tier == "cold")
     for p in library:

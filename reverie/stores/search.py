@@ -460,6 +460,18 @@ def _newer_first(ranked: list[_Ranked], threshold: float) -> None:
             ranked[place] = replace(member, hit=replace(member.hit, score=score))
 
 
+_ROW_TABLES: Final = frozenset({"search_index", "learning_text"})
+
+
+def put_row(conn: sqlite3.Connection, table: str, rowid: int, text: str, namespace: str) -> None:
+    """Set one full-text row's text (an FTS5 row is replaced, not updated in place)."""
+    assert table in _ROW_TABLES, table
+    conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    conn.execute(
+        f"INSERT INTO {table} (rowid, text, namespace) VALUES (?, ?, ?)", (rowid, text, namespace)
+    )
+
+
 _REINDEX: Final = (
     "DELETE FROM search_index WHERE namespace = :ns AND rowid % 4 != 0",
     """INSERT INTO search_index (rowid, text, namespace)

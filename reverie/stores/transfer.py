@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
-from reverie.stores import entries, learning, ledger, skills, topics
+from reverie.stores import entries, learning, ledger, search, skills, topics
 from reverie.stores.db import fetchall, fetchone
 from reverie.stores.records import Entry, Fact, LedgerRecord, Skill
 
@@ -295,12 +295,7 @@ def _restore_former(conn: sqlite3.Connection, namespace: str, fact_id: str, text
     row = fetchone(conn, "SELECT rowid FROM facts WHERE id = ?", (fact_id,))
     if row is None:
         return
-    rid = int(row[0]) * 4
-    conn.execute("DELETE FROM search_index WHERE rowid = ?", (rid,))
-    conn.execute(
-        "INSERT INTO search_index (rowid, text, namespace) VALUES (?, ?, ?)",
-        (rid, text, namespace),
-    )
+    search.put_row(conn, "search_index", int(row[0]) * 4, text, namespace)  # kind 0
 
 
 def _insert_fact(
