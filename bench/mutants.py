@@ -1215,10 +1215,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "ns-archive-learn",
         "reverie/actors/learner.py",
-        "        if writing:\n"
-        "            namespaces.check_open(conn, self.namespace)\n"
-        "        elif",
-        "        if False:\n            pass\n        elif",
+        "            if writing:\n"
+        "                namespaces.check_open(conn, self.namespace)  # raises: it is archived\n",
+        "            if writing:\n                return True\n",
         "ns.learn, set_tier and recall write to an archived namespace",
         (
             "tests/test_namespace_admin.py::test_archive_refuses_writes_keeps_data_and_restore_allows_them_again",
@@ -1282,8 +1281,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "ns-tier-override",
         "reverie/actors/learner.py",
-        "        self.cfg = namespaces.effective(conn, self.namespace, self.config).records\n",
-        "",
+        "        self.cfg = settings.records\n",
+        "        self.cfg = self.config.records\n",
         "the learner ignores the namespace's own tier numbers",
         ("tests/test_namespace_admin.py::test_a_tier_override_changes_when_a_record_moves",),
     ),
@@ -1308,8 +1307,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "archived-accesses-at-close",
         "reverie/runtime.py",
-        "                if namespaces.is_archived(conn, name):\n                    return []\n",
-        "",
+        "                if settings is None:  # archived: its reads are not counted\n"
+        "                    return []\n",
+        "                if settings is None:\n                    settings = services.config\n",
         "the reads of an archived namespace are counted, and move its tiers, at close",
         (
             "tests/test_namespace_admin.py::"

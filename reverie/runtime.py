@@ -302,10 +302,10 @@ class Reverie:
 
         def counter(name: str, taken: list[tuple[str, str, str]]) -> Callable[..., Any]:
             def write(conn: sqlite3.Connection) -> Any:
-                if namespaces.is_archived(conn, name):
+                settings = namespaces.open_settings(conn, name, services.config)
+                if settings is None:  # archived: its reads are not counted
                     return []
-                settings = namespaces.effective(conn, name, services.config).records
-                return learning.touch(conn, name, taken, settings)
+                return learning.touch(conn, name, taken, settings.records)
 
             return write
 

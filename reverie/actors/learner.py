@@ -276,11 +276,12 @@ class Learner(Actor, Clocked):
     def _settle(self, conn: sqlite3.Connection, *, writing: bool) -> bool:
         """Read the namespace's own settings into ``cfg``; False when it is archived (a
         write, ``writing``, is refused: :class:`NamespaceArchived`)."""
-        if writing:
-            namespaces.check_open(conn, self.namespace)
-        elif namespaces.is_archived(conn, self.namespace):
+        settings = namespaces.open_settings(conn, self.namespace, self.config)
+        if settings is None:
+            if writing:
+                namespaces.check_open(conn, self.namespace)  # raises: it is archived
             return False
-        self.cfg = namespaces.effective(conn, self.namespace, self.config).records
+        self.cfg = settings.records
         return True
 
     def _learn(self, conn: sqlite3.Connection, message: Learn) -> ToolResult:

@@ -89,6 +89,15 @@ def effective(conn: sqlite3.Connection, name: str, config: Config) -> Config:
     return _applied(config, row[0])
 
 
+def open_settings(conn: sqlite3.Connection, name: str, config: Config) -> Config | None:
+    """The namespace's own settings (:func:`effective`), or None when it is archived: one
+    read for the learner's bookkeeping and the accesses counted at close."""
+    row = fetchone(conn, "SELECT archived_at, settings FROM namespaces WHERE name = ?", (name,))
+    if row is None or row[1] in (None, "", "{}"):
+        return None if row is not None and row[0] is not None else config
+    return None if row[0] is not None else _applied(config, row[1])
+
+
 @functools.lru_cache(maxsize=256)
 def _applied(config: Config, settings: str) -> Config:
     return overridden(config, json.loads(settings))
