@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final, Self
 
+from reverie.dream.schedule import parse_times, zone
 from reverie.errors import ConfigError, quoted
 
 DEFAULT_MEMORY_CAP = 3000
@@ -327,6 +328,32 @@ class RecordsConfig:
 
 
 @dataclass(frozen=True)
+class DreamConfig:
+    """Seed 004's dream cycle: a stage of the review pass, due at each of ``times`` (the
+    seed's 07:00 and 22:00) in the namespace's timezone, and run on the first idle after
+    (see docs/dream.md)."""
+
+    enabled: bool = True
+    times: str = "07:00,22:00"
+    """When a dream falls due each day, ``HH:MM`` comma-separated; the last is the evening
+    dream, which also writes the daily report."""
+    timezone: str = ""
+    """An IANA zone for ``times``; empty: the timezone the user gave (user_settings), else UTC."""
+    recall_k: int = 5
+    """Long-term recall: this many COLD records recalled before a distillation (the seed's k)."""
+    recall_keywords: int = 5
+    """… queried with the words of this many of the day's HIGH-weight statements."""
+    max_insights: int = 5
+    max_actions: int = 3
+    max_topic_updates: int = 3
+    index_lines: int = 200
+    """MEMORY.md's index is kept within this many lines (the seed's cap)."""
+    interval_h: float = 12.0
+    """Unused by the due-check (``times`` decides); kept for the stages' shared shape."""
+    timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
 class Config:
     """All of reverie's settings; every section has safe defaults."""
 
@@ -345,6 +372,7 @@ class Config:
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     ranking: RankingConfig = field(default_factory=RankingConfig)
     records: RecordsConfig = field(default_factory=RecordsConfig)
+    dream: DreamConfig = field(default_factory=DreamConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -495,6 +523,18 @@ def _validate(config: Config) -> None:
         raise ConfigError("actors.mailbox_size must be at least 1")
     if config.distiller.ask_batch > max(1, config.distiller.max_topics):
         raise ConfigError("distiller.ask_batch must not exceed distiller.max_topics")
+    _check_dream(config.dream)
+
+
+def _check_dream(dream: DreamConfig) -> None:
+    try:
+        parse_times(dream.times)
+        if dream.timezone:
+            zone(dream.timezone)
+    except ValueError as exc:
+        raise ConfigError(f"dream: {exc}") from exc
+    if dream.max_insights < 1 or dream.recall_keywords < 1:
+        raise ConfigError("dream.max_insights and dream.recall_keywords must be at least 1")
 
 
 NAMESPACE_KEYS: Final = (

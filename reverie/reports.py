@@ -120,6 +120,8 @@ class DistillerDetails:
     distilled: int
     retry_next_round: int
     topics: tuple[TopicResult, ...]
+    recalled: tuple[str, ...] = ()
+    """The long-term records recalled into the round's context (seed 004)."""
 
     @property
     def status(self) -> StageStatus:
@@ -130,6 +132,7 @@ class DistillerDetails:
             "distilled": self.distilled,
             "retry_next_round": self.retry_next_round,
             "topics": [topic.to_dict() for topic in self.topics],
+            "recalled": list(self.recalled),
         }
 
 
@@ -251,7 +254,22 @@ class CuratorDetails(_Round):
         }
 
 
-StageDetails: TypeAlias = LinterDetails | DistillerDetails | PromoterDetails | CuratorDetails
+@quick_init
+@dataclass(frozen=True, slots=True)
+class DreamDetails(_Round):
+    """A dream (seed 004): its record (what it read, recalled, learnt and measured; the
+    reports are rendered from it) and where its files went (none on a dry run)."""
+
+    run: Mapping[str, Any]
+    files: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.run, "files": list(self.files)}
+
+
+StageDetails: TypeAlias = (
+    LinterDetails | DistillerDetails | PromoterDetails | CuratorDetails | DreamDetails
+)
 
 
 @quick_init

@@ -13,7 +13,7 @@ from enum import Enum
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -26,6 +26,7 @@ from reverie._http import Timeout
 from reverie.actors.context import Clocked, Judge
 from reverie.actors.curator import Curator
 from reverie.actors.distiller import Distiller
+from reverie.actors.dreamer import Dreamer
 from reverie.actors.extractor import Extractor
 from reverie.actors.flusher import Flusher
 from reverie.actors.judging import calls_per_stage
@@ -41,6 +42,7 @@ from reverie.bus.messages import (
     AccessesDue,
     CallLookup,
     Curate,
+    Dream,
     Learn,
     MoveRecord,
     PinSkill,
@@ -57,6 +59,8 @@ from reverie.bus.messages import (
 from reverie.clock import Clock, SystemClock
 from reverie.commands import TopicCommand
 from reverie.config import Config
+from reverie.dream import report as dream_reports
+from reverie.dream import status as dream_status
 from reverie.embedding.index import VectorIndex, configured_embedder
 from reverie.embedding.openai_compat import OpenAIEmbedder
 from reverie.embedding.seam import Embedder
@@ -77,7 +81,7 @@ from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
 from reverie.names import DATABASE_FILE, Names, check_name
-from reverie.reports import NamespaceReport, RoundReport
+from reverie.reports import DreamDetails, NamespaceReport, RoundReport
 from reverie.results import Decision, FactView, ToolResult, TopicListing, refused
 from reverie.rules.query import PRIORITIES, TIERS, parse
 from reverie.rules.secrets import refusal, secret_kind
@@ -95,6 +99,7 @@ from reverie.stores import (
     skills,
     topics,
 )
+from reverie.stores import dream as dream_store
 from reverie.stores import patterns as pattern_store
 from reverie.stores import search as search_store
 from reverie.stores.db import Database
@@ -633,6 +638,41 @@ class Namespace:
         _flag("apply", apply)
         return await self._ask(Curate(self.name, apply=apply))
 
+    async def dream(self, dry_run: bool = False) -> dict[str, Any]:
+        """Seed 004's dream cycle now, due or not (see docs/dream.md): its record — what it
+        read, recalled, learnt and measured — and the files it wrote (none on a dry run)."""
+        _flag("dry_run", dry_run)
+        result = await self.runtime.services.bus.ask(Dream(self.name, dry_run=dry_run))
+        if isinstance(result, NamespaceArchived):
+            raise result
+        assert isinstance(result, DreamDetails)
+        return result.to_dict()
+
+    async def dream_status(self) -> dict[str, Any]:
+        """The graph's size, the health score as of now (each metric and its weight), the
+        pattern count, the last dream, the next one due, and the long-term counts."""
+        s = self.runtime.services
+        return await s.db.read(lambda conn: dream_status.status(conn, self.name, s.clock.now()))
+
+    async def dream_report(self, kind: str = "dream", date: str | None = None) -> str:
+        """A dream's report (``kind="dream"``) or the daily one (``"daily"``, written with
+        the evening dream), of ``date`` (YYYY-MM-DD) or the latest, rendered from the
+        dream's ledger row (its file is a projection of it)."""
+        if kind not in REPORT_KINDS:
+            raise InputError(f"kind must be one of {sorted(REPORT_KINDS)}, got {quoted(kind, 40)}")
+        if date is not None:
+            _read_text("date", date)
+        found = await self.runtime.services.db.read(lambda conn: dream_store.runs(conn, self.name))
+        wanted = [r for r in found if (date is None or r["date"] == date)]
+        if kind == "daily":
+            wanted = [r for r in wanted if r["evening"]]
+        if not wanted:
+            when = f" of {date}" if date else ""
+            raise InputError(
+                f"no {kind} report{when} in namespace {self.name!r}: run `reverie dream`"
+            )
+        return REPORT_KINDS[kind](wanted[-1])
+
     async def restore_skill(self, name: str) -> dict[str, Any]:
         """Bring an archived skill back: its directory and its registration."""
         return await self._ask(Curate(self.name, restore=name))
@@ -1101,6 +1141,7 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
         Distiller: partial(Distiller, judge=judge, **stage),
         Promoter: partial(Promoter, judge=judge, bus=bus, **stage),
         Curator: partial(Curator, **stage),
+        Dreamer: partial(Dreamer, judge=judge, bus=bus, **stage),
     }
 
     def look_ahead(namespace: str, stamps: Mapping[str, Any]) -> Preview:
@@ -1131,6 +1172,10 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
         ),
         **stages,
     }
+
+
+REPORT_KINDS: Final = {"dream": dream_reports.dream, "daily": dream_reports.daily}
+"""``Namespace.dream_report``'s kinds and their renderers."""
 
 
 def open(  # noqa: A001

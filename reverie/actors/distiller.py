@@ -26,13 +26,15 @@ from reverie.actors.context import Judge
 from reverie.actors.judging import consult
 from reverie.actors.stage import Stage
 from reverie.bus.messages import DistillDue
+from reverie.clock import iso
 from reverie.frozen import quick_init
 from reverie.model import questions
 from reverie.model.seam import Deferred
 from reverie.reports import DistillerDetails, TopicResult
 from reverie.rules.consolidation import summarise, summary_problem, text_size
-from reverie.stores import generated, review_state, topics
+from reverie.stores import generated, longterm, review_state, topics
 from reverie.stores.db import fetchone
+from reverie.stores.learning import LearningRecord
 from reverie.stores.records import Fact
 from reverie.stores.summaries import summary_key, watermark_key
 from reverie.telemetry.logs import get_logger, info_wanted
@@ -153,11 +155,22 @@ class Distiller(Stage):
             return None
         return Due(live, None, review_state.get(conn, self.namespace, waiting_key(topic)))
 
+    def _recall(self, conn: sqlite3.Connection) -> list[LearningRecord]:
+        """Seed 004's long-term recall before a round: the words of the day's HIGH-weight
+        statements query the long-term (COLD) store."""
+        since = self.last_run or iso(self.clock.now() - timedelta(days=1))
+        said = longterm.day_statements(
+            conn, self.namespace, since, self.config.dream.recall_keywords
+        )
+        query = longterm.query_of(said)
+        return longterm.recall(conn, self.namespace, query, self.config.dream.recall_k)
+
     async def run(self) -> DistillerDetails:
         stale, found = await self.looked()
         chosen, over = stale[: self.cfg.max_topics], stale[self.cfg.max_topics :]
         results: list[TopicResult] = []
-        drafts = await self._drafts(found)
+        recalled = await self.db.read(self._recall) if found else []
+        drafts = await self._drafts(found, [r.content for r in recalled])
         for topic, top in chosen:
             try:
                 results.append(self._checked(topic, top, drafts[topic]))
@@ -169,12 +182,17 @@ class Distiller(Stage):
         results += [TopicResult(topic, "over_budget") for topic, _ in over]
         # a wait for a fuller batch starts at the first round that deferred for it
         starts = [t for t, d in drafts.items() if d.by == BATCH_WAIT and found[t].waiting is None]
-        await self._store(results, drafts, starts)
+        await self._store(results, drafts, starts, recalled)
         distilled = sum(1 for r in results if r.status == "distilled")
-        return DistillerDetails(distilled, len(results) - distilled, tuple(results))
+        ids = tuple(r.id for r in recalled)
+        return DistillerDetails(distilled, len(results) - distilled, tuple(results), ids)
 
     async def _store(
-        self, results: list[TopicResult], drafts: dict[str, Draft], waits: list[str]
+        self,
+        results: list[TopicResult],
+        drafts: dict[str, Draft],
+        waits: list[str],
+        recalled: list[LearningRecord],
     ) -> None:
         """Every summary of the round, its watermark and the round's stamp in one write (one
         commit, one jsonl append; in a pass, the pass's closing one): a failed commit keeps
@@ -209,6 +227,7 @@ class Distiller(Stage):
                 )
             review_state.put_many(conn, self.namespace, puts, stamp)
             review_state.drop_many(conn, self.namespace, drops)  # after: a wait that ended
+            longterm.counted(conn, self.namespace, recalled, stamp, self.config.records)
             self.done(conn, {"topics": {r.topic: r.status for r in results}})
 
         # in a pass, the summaries join its closing transaction (one commit for the pass);
@@ -240,7 +259,7 @@ class Distiller(Stage):
                     chars=record.chars,
                 )
 
-    async def _drafts(self, found: dict[str, Due]) -> dict[str, Draft]:
+    async def _drafts(self, found: dict[str, Due], recalled: list[str]) -> dict[str, Draft]:
         """Each chosen topic's live facts and a summary: by the rules where they keep
         enough of it, else from one model call for every topic of the round (one bounded
         call, not one each)."""
@@ -259,6 +278,7 @@ class Distiller(Stage):
         prompt = questions.distill_many(
             [(topic, [_fact_item(f) for f in live]) for topic, live in asked],
             self.cfg.summary_chars,
+            recalled,
         )
         answer = await consult(self.judge, self.namespace, prompt)
         share = {  # the call's tokens, split over the topics it summarised

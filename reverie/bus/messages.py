@@ -109,13 +109,19 @@ class CurateDue(StageDue):
     """L7, the curator's dry run in a pass."""
 
 
+class DreamDue(StageDue):
+    """Seed 004's dream cycle, last in a pass: due at each of the day's slots."""
+
+
 REVIEW_ORDER: tuple[tuple[str, type[StageDue]], ...] = (
     ("linter", LintDue),
     ("distiller", DistillDue),
     ("promoter", PromoteDue),
     ("curator", CurateDue),
+    ("dreamer", DreamDue),
 )
-"""The seed's order of a pass (L5 → L4 → L6 → L7): each stage by its actor's name."""
+"""The seed's order of a pass (L5 → L4 → L6 → L7), then seed 004's dream: each stage by
+its actor's name."""
 
 
 @quick_init
@@ -192,6 +198,15 @@ class Curate(Message):
 
     apply: bool = False
     restore: str | None = None
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class Dream(Message):
+    """Dream now, due or not (``ns.dream()``, ``reverie dream``); ``dry_run``: work it all
+    out and write nothing."""
+
+    dry_run: bool = False
 
 
 @quick_init

@@ -5,6 +5,7 @@ reads ``user``, which is the same payload as JSON."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 from reverie.model.seam import Field, Prompt, Schema
@@ -14,7 +15,14 @@ FLUSH: Final = "flush"
 DISTILL: Final = "distill"
 LINT: Final = "lint"
 PROMOTE: Final = "promote"
-ACTOR_OF: Final = {FLUSH: "flusher", DISTILL: "distiller", LINT: "linter", PROMOTE: "promoter"}
+DREAM: Final = "dream"
+ACTOR_OF: Final = {
+    FLUSH: "flusher",
+    DISTILL: "distiller",
+    LINT: "linter",
+    PROMOTE: "promoter",
+    DREAM: "dreamer",
+}
 """The actor that asks each question: its one name in the ledger and in call counts."""
 
 FLUSH_SCHEMA: Final = Schema(
@@ -112,16 +120,26 @@ def distill(topic: str, facts: list[dict[str, Any]], max_chars: int) -> Prompt:
     return distill_many([(topic, facts)], max_chars)
 
 
-def distill_many(topics: list[tuple[str, list[dict[str, Any]]]], max_chars: int) -> Prompt:
+def distill_many(
+    topics: list[tuple[str, list[dict[str, Any]]]],
+    max_chars: int,
+    long_term: Sequence[str] = (),
+) -> Prompt:
+    """``long_term``: what the long-term store recalled for the round (seed 004), context
+    for the model, never a source of the summary's values."""
+    payload: dict[str, Any] = {
+        "topic_facts": [{"topic": t, "facts": facts} for t, facts in topics],
+        "max_chars": max_chars,
+    }
+    if long_term:
+        payload["long_term_memory"] = list(long_term)
     return _prompt(
         DISTILL,
         f"Summarise each topic's live facts in at most {max_chars} characters. Use only the "
-        "facts given for that topic; keep their numbers, IDs and paths exactly.",
+        "facts given for that topic; keep their numbers, IDs and paths exactly. The "
+        "long-term memory, when given, is what was known before: context, not facts to copy.",
         DISTILL_SCHEMA,
-        {
-            "topic_facts": [{"topic": t, "facts": facts} for t, facts in topics],
-            "max_chars": max_chars,
-        },
+        payload,
         600 * len(topics),
     )
 

@@ -1,0 +1,353 @@
+"""Seed 004's dream cycle (issue 12): the twice-daily due check in the namespace's
+timezone, long-term promotion and recall, the health score's six metrics, the dream and
+daily reports (each section present with its data and absent without), a model's answer
+checked line by line, and a dry run that writes nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reverie
+from reverie import Config, ManualClock
+from reverie.config import ConfigError, DreamConfig
+from reverie.dream import health, schedule
+from reverie.errors import InputError, NamespaceArchived
+from tests.conftest import ok, review_stage, rows
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+SLOTS = schedule.parse_times("07:00,22:00")
+
+
+def save(topic: str, content: str) -> dict[str, Any]:
+    return {"action": "save", "topic": topic, "content": content}
+
+
+async def said(ns: reverie.Namespace, sid: str, *turns: tuple[str, str]) -> None:
+    """A session of user/assistant turns, ended (so its statements are extracted)."""
+    async with ns.session(sid) as s:
+        for user, assistant in turns:
+            await s.turn(user, assistant)
+
+
+# ---- when a dream is due ------------------------------------------------------------------
+
+
+def test_slots_parse_sorted_and_refuse_what_is_not_a_time() -> None:
+    assert schedule.parse_times("22:00, 07:00") == (time(7), time(22))
+    for bad in ("7", "25:00", "07:00,07:00", "noon"):
+        with pytest.raises(ValueError):
+            schedule.parse_times(bad)
+
+
+def test_the_next_dream_is_the_first_slot_after_the_last() -> None:
+    at = datetime(2026, 1, 1, 7, 30, tzinfo=UTC)
+    assert schedule.next_due(at, at, SLOTS, UTC) == datetime(2026, 1, 1, 22, tzinfo=UTC)
+    late = datetime(2026, 1, 1, 22, 5, tzinfo=UTC)
+    assert schedule.next_due(late, late, SLOTS, UTC) == datetime(2026, 1, 2, 7, tzinfo=UTC)
+    # never dreamt: due at the latest slot that passed (so now)
+    assert schedule.next_due(None, at, SLOTS, UTC) == datetime(2026, 1, 1, 7, tzinfo=UTC)
+    early = datetime(2026, 1, 1, 6, tzinfo=UTC)
+    assert schedule.next_due(None, early, SLOTS, UTC) == datetime(2025, 12, 31, 22, tzinfo=UTC)
+
+
+def test_slots_are_in_the_namespaces_timezone() -> None:
+    kolkata = schedule.zone("Asia/Kolkata")  # UTC+05:30
+    at = datetime(2026, 1, 1, 2, tzinfo=UTC)  # 07:30 in Kolkata: the morning slot passed
+    assert schedule.last_slot(at, SLOTS, kolkata) == datetime(2026, 1, 1, 1, 30, tzinfo=UTC)
+    assert schedule.next_slot(at, SLOTS, kolkata) == datetime(2026, 1, 1, 16, 30, tzinfo=UTC)
+    assert not schedule.is_evening(at, SLOTS, kolkata)
+    assert schedule.is_evening(datetime(2026, 1, 1, 17, tzinfo=UTC), SLOTS, kolkata)
+    # 23:30 UTC on Jan 1 is Jan 2 in Kolkata: the report's date is the local one
+    assert schedule.local_day(datetime(2026, 1, 1, 23, 30, tzinfo=UTC), kolkata) == "2026-01-02"
+    with pytest.raises(ValueError):
+        schedule.zone("Mars/Olympus")
+
+
+def test_the_config_refuses_bad_slots_and_zones() -> None:
+    with pytest.raises(ConfigError, match="HH:MM"):
+        Config.load(None, {"REVERIE_DREAM_TIMES": "7am"})
+    with pytest.raises(ConfigError, match="timezone"):
+        Config.load(None, {"REVERIE_DREAM_TIMEZONE": "Nowhere/Land"})
+    assert Config.load(None, {"REVERIE_DREAM_TIMES": "06:30"}).dream.times == "06:30"
+
+
+async def test_a_pass_dreams_at_each_slot_and_not_between(
+    rv: reverie.Reverie, clock: ManualClock, tmp_path: Path
+) -> None:
+    clock.set(datetime(2026, 1, 1, 8, tzinfo=UTC))
+    ns = rv.namespace("a")
+    await said(ns, "s1", ("We decided to ship the beta on Friday.", "Noted."))
+    first = review_stage(await rv.review(force=True), "dreamer")
+    assert first["status"] == "ran"
+    assert first["details"]["next_due"] == "2026-01-01T22:00:00.000000+00:00"
+    clock.set(datetime(2026, 1, 1, 15, tzinfo=UTC))
+    between = review_stage(await rv.review(force=True), "dreamer")
+    assert between["status"] == "not_due"
+    assert between["next_due"] == "2026-01-01T22:00:00.000000+00:00"
+    clock.set(datetime(2026, 1, 1, 22, 1, tzinfo=UTC))
+    evening = review_stage(await rv.review(force=True), "dreamer")
+    assert evening["status"] == "ran" and evening["details"]["evening"]
+    home = tmp_path / "home" / "a"
+    assert (home / "dreams" / "2026-01-01.md").is_file()
+    assert (home / "reports" / "daily-2026-01-01.md").is_file()
+    assert len((home / "dream-log.md").read_text().splitlines()) == 2
+
+
+async def test_a_quiet_namespace_still_dreams_when_its_slot_comes(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    """The quiet mark holds until the dream's next slot, not for ever: the reviewer's
+    quiet check takes the dreamer's stamp as its due time."""
+    clock.set(datetime(2026, 1, 1, 8, tzinfo=UTC))
+    ns = rv.namespace("a")
+    await said(ns, "s1", ("We decided to ship the beta on Friday.", "Noted."))
+    await rv.review(force=True)
+    await rv.review(force=True)  # nothing new: quiet
+    clock.set(datetime(2026, 1, 1, 22, 30, tzinfo=UTC))
+    assert review_stage(await rv.review(), "dreamer")["status"] == "ran"
+
+
+async def test_the_users_timezone_moves_the_slots(rv: reverie.Reverie, clock: ManualClock) -> None:
+    clock.set(datetime(2026, 1, 1, 2, tzinfo=UTC))  # 07:30 in Kolkata
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        ok(
+            await s.call_tool(
+                "memory",
+                {"action": "add", "target": "user_settings", "content": "timezone: Asia/Kolkata"},
+            ),
+            "ADD",
+        )
+    run = await ns.dream()
+    assert run["timezone"] == "Asia/Kolkata" and run["slot"] == "07:00"
+    assert run["next_due"] == "2026-01-01T16:30:00.000000+00:00"
+
+
+# ---- the health score ----------------------------------------------------------------------
+
+
+def test_each_health_metric_on_a_hand_computed_example() -> None:
+    counts = health.Counts(
+        records=40,
+        referenced=30,  # freshness 30/40 = 0.75
+        categories=4,  # coverage 4/10 = 0.4
+        episodes=20,
+        linked=15,  # coherence 15/20 = 0.75
+        nodes=41,
+        components=5,  # connectivity 1 - 4/40 = 0.9
+        reachable=18,  # reachability 18/20 = 0.9
+        index_lines=100,  # efficiency 1 - 100/500 = 0.8
+    )
+    found = health.score(counts)
+    assert found.metrics == pytest.approx(
+        {
+            "freshness": 0.75,
+            "coverage": 0.4,
+            "coherence": 0.75,
+            "connectivity": 0.9,
+            "efficiency": 0.8,
+            "reachability": 0.9,
+        }
+    )
+    # 0.2*(0.75+0.4+0.75+0.9) + 0.1*(0.8+0.9) = 0.56 + 0.17
+    assert found.score == pytest.approx(73.0)
+    assert sum(health.WEIGHTS.values()) == pytest.approx(1.0)
+
+
+def test_health_bounds_empty_full_and_overfull() -> None:
+    empty = health.score(health.Counts(0, 0, 0, 0, 0, 0, 0, 0, 0))
+    assert empty.metrics["freshness"] == 0 and empty.metrics["connectivity"] == 0
+    assert empty.score == pytest.approx(10.0)  # only efficiency: an empty index is lean
+    full = health.score(health.Counts(5, 5, 12, 3, 3, 1, 1, 3, 0))
+    assert full.score == pytest.approx(100.0)  # 12 categories count as the seed's 10
+    overfull = health.metrics(health.Counts(1, 1, 1, 1, 1, 2, 2, 1, 900))
+    assert overfull["efficiency"] == 0.0 and overfull["connectivity"] == 0.0
+
+
+# ---- long-term promotion and recall ---------------------------------------------------------
+
+
+async def test_old_unrecalled_records_go_long_term_and_the_days_words_recall_them(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    clock.set(NOW)
+    ns = rv.namespace("a")
+    async with ns.session("old") as s:
+        old = ok(
+            await s.call_tool("topic", save("billing", "The invoice service retries 4 times")),
+            "ADD",
+        )["entry_id"]
+    clock.advance(timedelta(days=31))
+    async with ns.session("later"):
+        pass  # its end runs the tier rules: 31 days unrecalled → long-term (COLD)
+    await rv.wait_idle()
+    record = await ns.record(old)
+    assert record is not None and record.tier == "cold"
+    longterm = (await ns.dream_status())["longterm"]
+    assert longterm["long_term"] >= 1 and longterm["recalls"] == 0
+    await said(
+        ns,
+        "today",
+        ("Actually the invoice service retries were the problem, we decided to cap them.", "OK"),
+    )
+    run = await ns.dream()
+    assert [r["id"] for r in run["recalled"]] == [old]
+    record = await ns.record(old)
+    assert record is not None and record.tier == "hot"  # recalled: referenced again
+    history = rows(
+        rv.home, "SELECT how FROM accesses WHERE namespace = 'a' AND id = ?", old
+    )
+    assert ("recall",) in history
+    assert (await ns.dream_status())["longterm"]["recalls"] == 1
+
+
+async def test_a_record_recalled_often_enough_stays_short_term(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    """The seed's rule has two halves: 30 days unrecalled AND fewer than 3 recalls."""
+    clock.set(NOW)
+    ns = rv.namespace("a")
+    async with ns.session("old") as s:
+        kept = ok(
+            await s.call_tool("topic", save("billing", "The invoice service retries 4 times")),
+            "ADD",
+        )["entry_id"]
+    for _ in range(3):
+        await ns.search("invoice service retries", k=3)
+    async with ns.session("flush") as s:
+        await s.idle()
+    await rv.wait_idle()
+    clock.advance(timedelta(days=31))
+    async with ns.session("later"):
+        pass
+    await rv.wait_idle()
+    record = await ns.record(kept)
+    assert record is not None and record.tier != "cold"
+
+
+# ---- the reports -----------------------------------------------------------------------------
+
+
+async def week(rv: reverie.Reverie, clock: ManualClock, ns: reverie.Namespace) -> dict[str, Any]:
+    """A simulated week: a session each day with a decision, a correction and an error,
+    a skill used, a dream each evening; returns the last dream."""
+    async with ns.session("setup") as s:
+        ok(
+            await s.call_tool(
+                "skill_manage",
+                {"action": "create", "name": "triage", "content": "Read the log, then the config."},
+            ),
+            "CREATED",
+        )
+    run: dict[str, Any] = {}
+    for day in range(7):
+        clock.set(datetime(2026, 1, 1 + day, 10, tzinfo=UTC))
+        async with ns.session(f"day-{day}") as s:
+            await s.turn(f"We decided to move the standup to {9 + day % 3}:30 on day {day}.", "OK")
+            await s.turn(
+                f"No, that's wrong: the staging port is {8000 + day}, not 80.", "Got it."
+            )
+            await s.turn(f"The build failed with error E{100 + day} in the linker step.", "Hmm")
+            await s.used_skill("triage")
+        clock.set(datetime(2026, 1, 1 + day, 22, 10, tzinfo=UTC))
+        run = await ns.dream()
+    return run
+
+
+async def test_a_weeks_dream_and_daily_reports_carry_every_section(
+    rv: reverie.Reverie, clock: ManualClock, tmp_path: Path
+) -> None:
+    ns = rv.namespace("a")
+    run = await week(rv, clock, ns)
+    assert run["evening"] and run["date"] == "2026-01-07"
+    assert 3 <= len(run["learnt"]["insights"]) <= 5
+    assert 1 <= len(run["learnt"]["actions"]) <= 3
+    text = (tmp_path / "home" / "a" / "dreams" / "2026-01-07.md").read_text()
+    for heading in (
+        "# 🌙 Dream Report — 2026-01-07",
+        "## 🧠 System status",
+        "## 🫀 Health score",
+        "## 🧠 M-FLOW graph",
+        "## 🏆 Skill leaderboard",
+        "## 💡 What I learned",
+        "## 🎯 Tomorrow's focus",
+    ):
+        assert heading in text, heading
+    assert "triage: 7 uses (+1 today)" in text
+    daily = (tmp_path / "home" / "a" / "reports" / "daily-2026-01-07.md").read_text()
+    for heading in (
+        "## 📝 Today's summary",
+        "## 📋 Tomorrow's plan",
+        "## 📈 Skill scores",
+        "## 🎯 What was learned",
+        "## 💭 Reflection",
+    ):
+        assert heading in daily, heading
+    assert await ns.dream_report("daily") == daily
+    assert await ns.dream_report("dream", "2026-01-03") == (
+        tmp_path / "home" / "a" / "dreams" / "2026-01-03.md"
+    ).read_text()
+    pending = (tmp_path / "home" / "a" / "truth" / "pending.md").read_text()
+    assert "- [ ] " in pending
+
+
+async def test_sections_without_data_are_left_out(
+    rv: reverie.Reverie, clock: ManualClock, tmp_path: Path
+) -> None:
+    clock.set(datetime(2026, 1, 1, 9, tzinfo=UTC))  # a morning dream: no daily report
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        ok(await s.call_tool("topic", save("deploy", "The deploy timeout is 30s")), "ADD")
+    run = await ns.dream()
+    assert not run["evening"]
+    text = (tmp_path / "home" / "a" / "dreams" / "2026-01-01.md").read_text()
+    assert "## 🫀 Health score" in text
+    for absent in ("Skill leaderboard", "What I learned", "Tomorrow's focus", "Archive", "Recurring"):
+        assert absent not in text, absent
+    assert not (tmp_path / "home" / "a" / "reports").exists()
+    with pytest.raises(InputError, match="no daily report"):
+        await ns.dream_report("daily")
+    with pytest.raises(InputError):
+        await ns.dream_report("weekly")
+
+
+async def test_a_dry_run_writes_nothing(
+    rv: reverie.Reverie, clock: ManualClock, tmp_path: Path
+) -> None:
+    clock.set(datetime(2026, 1, 1, 22, 30, tzinfo=UTC))
+    ns = rv.namespace("a")
+    await said(ns, "s", ("We decided to ship the beta on Friday.", "Noted."))
+    await rv.wait_idle()
+    home = tmp_path / "home"
+    seq = rows(home, "SELECT max(seq) FROM ledger")
+    run = await ns.dream(dry_run=True)
+    assert run["dry_run"] and run["files"] == []
+    assert rows(home, "SELECT max(seq) FROM ledger") == seq
+    assert not (home / "a" / "dreams").exists()
+    assert (await ns.dream_status())["next_due"] is None
+
+
+async def test_an_archived_namespace_does_not_dream(rv: reverie.Reverie) -> None:
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        ok(await s.call_tool("topic", save("deploy", "The deploy timeout is 30s")), "ADD")
+    await rv.archive_namespace("a")
+    with pytest.raises(NamespaceArchived):
+        await ns.dream()
+    with pytest.raises(InputError):
+        await ns.dream(dry_run="yes")  # type: ignore[arg-type]
+
+
+async def test_the_dream_switch_stops_a_passes_dream_not_one_asked_for(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    config = Config(dream=DreamConfig(enabled=False))
+    async with reverie.open(tmp_path / "home", config=config, clock=clock) as rv:
+        ns = rv.namespace("a")
+        await said(ns, "s", ("We decided to ship the beta on Friday.", "Noted."))
+        assert review_stage(await rv.review(force=True), "dreamer")["status"] == "disabled"
+        assert (await ns.dream())["health"]["score"] >= 0
