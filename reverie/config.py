@@ -327,6 +327,15 @@ class RecordsConfig:
 
 
 @dataclass(frozen=True)
+class GraphConfig:
+    """Seed 004's M-FLOW graph, built by the grapher on idle, at a session's end and when
+    asked (see docs/graph.md)."""
+
+    enabled: bool = True
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
 class Config:
     """All of reverie's settings; every section has safe defaults."""
 
@@ -345,6 +354,7 @@ class Config:
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     ranking: RankingConfig = field(default_factory=RankingConfig)
     records: RecordsConfig = field(default_factory=RecordsConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
