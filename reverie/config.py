@@ -354,6 +354,15 @@ class DreamConfig:
 
 
 @dataclass(frozen=True)
+class GraphConfig:
+    """Seed 004's M-FLOW graph, built by the grapher on idle, at a session's end and when
+    asked (see docs/graph.md)."""
+
+    enabled: bool = True
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
 class Config:
     """All of reverie's settings; every section has safe defaults."""
 
@@ -373,6 +382,7 @@ class Config:
     ranking: RankingConfig = field(default_factory=RankingConfig)
     records: RecordsConfig = field(default_factory=RecordsConfig)
     dream: DreamConfig = field(default_factory=DreamConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
 
     def __post_init__(self) -> None:
         _validate(self)

@@ -262,9 +262,22 @@ class DreamDetails(_Round):
 
     run: Mapping[str, Any]
     files: tuple[str, ...] = ()
+    brief: bool = False
+    """In a review pass's report, the dream's gist (its record is in the ledger)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.run, "files": list(self.files)}
+        if not self.brief:
+            return {**self.run, "files": list(self.files)}
+        keys = ("date", "slot", "timezone", "evening", "next_due", "dry_run")
+        learnt = self.run["learnt"]
+        return {
+            **{key: self.run[key] for key in keys},
+            "health": self.run["health"]["score"],
+            "insights": len(learnt["insights"]),
+            "actions": len(learnt["actions"]),
+            "recalled": len(self.run["recalled"]),
+            "files": list(self.files),
+        }
 
 
 StageDetails: TypeAlias = (

@@ -13,7 +13,7 @@ from enum import Enum
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final, Literal, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -29,6 +29,7 @@ from reverie.actors.distiller import Distiller
 from reverie.actors.dreamer import Dreamer
 from reverie.actors.extractor import Extractor
 from reverie.actors.flusher import Flusher
+from reverie.actors.grapher import Grapher
 from reverie.actors.judging import calls_per_stage
 from reverie.actors.learner import AccessBook, Learner
 from reverie.actors.linter import Linter
@@ -43,6 +44,7 @@ from reverie.bus.messages import (
     CallLookup,
     Curate,
     Dream,
+    GraphDue,
     Learn,
     MoveRecord,
     PinSkill,
@@ -100,6 +102,7 @@ from reverie.stores import (
     topics,
 )
 from reverie.stores import dream as dream_store
+from reverie.stores import graph as graph_store
 from reverie.stores import patterns as pattern_store
 from reverie.stores import search as search_store
 from reverie.stores.db import Database
@@ -496,11 +499,16 @@ class Namespace:
         *,
         include_superseded: bool = False,
         include_cold: bool = True,
+        mode: Literal["default", "bundle"] = "default",
     ) -> SearchResults:
         """Ranked hits over live facts, entries and episodes (BM25); superseded facts are
         hidden unless asked for, and ``.hidden_superseded`` says how many were. COLD
         records rank below the warm and hot ones (``include_cold=False`` leaves them out);
-        each fact or entry returned counts as an access of its record."""
+        each fact or entry returned counts as an access of its record. ``mode="bundle"``:
+        seed 004's Bundle Search over the M-FLOW graph (docs/graph.md), current units
+        only, each hit with the ``path`` that justified it."""
+        if mode not in SEARCH_MODES:
+            raise InputError(f"mode is one of {', '.join(SEARCH_MODES)}, got {quoted(mode)}")
         if not isinstance(query, str):
             raise InputError(f"query must be a string, got {type(query).__name__}")
         check_text("query", query)
@@ -508,7 +516,10 @@ class Namespace:
             raise InputError(f"k must be a non-negative integer, got {quoted(k)}")
         _flag("include_superseded", include_superseded)
         _flag("include_cold", include_cold)
-        hits = await self._search(query, k, include_superseded, include_cold)
+        if mode == "bundle":
+            hits = await self._bundle(query, k, include_cold)
+        else:
+            hits = await self._search(query, k, include_superseded, include_cold)
         s = self.runtime.services
         await s.accessed(self.name, [h.id for h in hits if h.kind != "episode"], "search")
         return hits
@@ -541,6 +552,31 @@ class Namespace:
             span.set_attribute("reverie.search.hits", len(hits))
             span.set_attribute("reverie.search.hidden_superseded", hits.hidden_superseded)
             return hits
+
+    async def _bundle(self, query: str, k: int, include_cold: bool) -> SearchResults:
+        """Bundle search over a graph brought up to date first (the grapher's ask: nothing
+        to do costs a few indexed reads)."""
+        s = self.runtime.services
+        try:
+            await s.bus.ask(GraphDue(self.name))
+        except ActorDisabled:  # the graph's switch is off: search the graph as it stands
+            pass
+        with s.tracer.start_as_current_span("reverie.search") as span:
+            span.set_attribute("gen_ai.operation.name", "search_memory")
+            span.set_attribute("gen_ai.memory.store.id", self.name)
+            span.set_attribute("reverie.search.mode", "bundle")
+            vectors, vector = self.runtime.vectors, None
+            if vectors is not None:
+                limit = s.config.embedder.max_embed_per_search
+                vector = await vectors.for_search(self.name, query, limit, s.now())
+            embedder = vectors.embedder.name if vectors is not None else None
+            hits = await s.db.read(
+                lambda conn: graph_store.search_hits(
+                    conn, self.name, query, k, vector, embedder, include_cold
+                )
+            )
+            span.set_attribute("reverie.search.hits", len(hits))
+            return SearchResults(hits, 0)
 
     async def chain(self, entry_id: str) -> list[Fact]:
         """The supersede chain a fact belongs to, oldest first (empty if unknown)."""
@@ -784,7 +820,11 @@ class Namespace:
         s = self.runtime.services
         rows = await s.db.write(lambda conn: search_store.reindex(conn, self.name))
         files = await s.bus.ask(RecordsDue(self.name))
-        return {"namespace": self.name, "search_rows": rows, "files": files}
+        try:
+            graphed = await s.bus.ask(GraphDue(self.name, rebuild=True))
+        except ActorDisabled:
+            graphed = 0
+        return {"namespace": self.name, "search_rows": rows, "files": files, "graph": graphed}
 
     # -- issue 11: import and export ------------------------------------------------------
 
@@ -1090,16 +1130,22 @@ def _configured_model(config: Config) -> Model:
     )
 
 
-ACTORS: tuple[type[Writer | Extractor | Flusher | Learner | Reviewer | Stage], ...] = (
+SEARCH_MODES: tuple[str, ...] = ("default", "bundle")
+"""``Namespace.search``'s modes: BM25 (and vectors) over the stores, or seed 004's Bundle
+Search over the M-FLOW graph."""
+
+ACTORS: tuple[type[Writer | Extractor | Flusher | Learner | Grapher | Reviewer | Stage], ...] = (
     Writer,
     Extractor,
     Flusher,
     Learner,
+    Grapher,
     Reviewer,
     Linter,
     Distiller,
     Promoter,
     Curator,
+    Dreamer,
 )
 """Every actor the design card names, each subscribed to the bus for its own messages."""
 
@@ -1159,6 +1205,7 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
             config=config,
             book=parts.book,
         ),
+        Grapher: partial(Grapher, db=db, projector=projector, clock=clock, settings=config.graph),
         Flusher: partial(
             Flusher, db=db, bus=bus, clock=clock, config=config, judge=judge, vectors=vectors
         ),

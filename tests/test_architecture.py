@@ -72,9 +72,9 @@ async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, span
         "flusher",
     }
     subscribed = {actor for _, actor in table}
-    assert CARD | {"reviewer", "learner"} == subscribed
+    assert CARD | {"reviewer", "learner", "grapher"} == subscribed
     traced = {span.name.split(" ")[0] for span in exporter.get_finished_spans()}
-    assert {f"reverie.{actor}" for actor in CARD | {"reviewer", "learner"}} <= traced
+    assert {f"reverie.{actor}" for actor in CARD | {"reviewer", "learner", "grapher"}} <= traced
 
 
 def imports(path: Path) -> set[str]:
@@ -181,6 +181,7 @@ async def test_each_actor_is_given_only_what_it_uses(rv: reverie.Reverie) -> Non
     assert given_to["extractor"] == {"db", "bus", "clock"}
     assert given_to["learner"] == {"db", "projector", "bus", "clock", "book"}
     assert given_to["curator"] == {"db", "projector", "clock"}
+    assert given_to["grapher"] == {"db", "projector", "clock"}
     assert "judge" not in given_to["writer"] and "bus" not in given_to["linter"]
     for path in (PACKAGE / "actors").glob("*.py"):
         source = path.read_text(encoding="utf-8")

@@ -62,13 +62,10 @@ class Dreamer(Stage):
         """Always on the bus: the switch stops the dream of a pass, never one asked for."""
         return True
 
-    @property
-    def last_key(self) -> str:
-        """The dreamer stamps when it is next due, not when it last ran: its slots are in
-        the namespace's timezone, which a run reads (the pass's due-check reads nothing)."""
-        return status.DUE_AT
-
     def _next_due(self) -> datetime | None:
+        """The dreamer's stamp (its ``last_key``, read with every stage's by the pass) is
+        when it is next due, not when it last ran: its slots are in the namespace's
+        timezone, which only a run reads, and the pass's due-check reads nothing."""
         stamp = self.last_run
         return None if stamp is None else datetime.fromisoformat(stamp)
 
@@ -101,7 +98,8 @@ class Dreamer(Stage):
         return await super().on_receive(envelope)
 
     async def run(self) -> DreamDetails:
-        return await self.dream(dry_run=False)
+        found = await self.dream(dry_run=False)
+        return DreamDetails(found.run, found.files, brief=True)
 
     # -- a dream ------------------------------------------------------------------------
 
@@ -173,7 +171,7 @@ class Dreamer(Stage):
     async def _topic_updates(self, learnt: distil.Learnt) -> list[dict[str, Any]]:
         """The model's topic facts, each through the writer (its caps, near-duplicate and
         supersede checks, scanning and ledger)."""
-        done = []
+        done: list[dict[str, Any]] = []
         for topic, content in learnt.topics[: self.cfg.max_topic_updates]:
             command = TopicCommand("save", topic, content)
             try:

@@ -260,6 +260,15 @@ class MoveRecord(Message):
     why: str = "by hand"
 
 
+@quick_init
+@dataclass(frozen=True, slots=True)
+class GraphDue(Message):
+    """Bring the namespace's M-FLOW graph up to date now and project it (an ask; the
+    answer is how many nodes and edges were added or changed). ``rebuild``: from scratch."""
+
+    rebuild: bool = False
+
+
 class Reply:
     """The answer slot of an ask: set once, by the actor, with a value or an error.
 

@@ -23,7 +23,15 @@ LINE_CHARS: Final = 300
 """A source longer than this is a paste, not a lesson: no insight is made of it."""
 SAME: Final = 0.6
 """Two statements whose word sets overlap this much say one thing: one insight."""
-_INSIGHT_KINDS: Final = ("correction", "lesson", "insight", "decision", "pattern", "completed")
+_INSIGHT_KINDS: Final = (
+    "correction",
+    "lesson",
+    "insight",
+    "decision",
+    "pattern",
+    "completed",
+    "error",
+)
 _ACTION_KINDS: Final = ("decision",)
 
 DREAM_SCHEMA: Final = Schema(

@@ -13,7 +13,8 @@ from reverie.stores import dream as dream_store
 from reverie.stores import graph, longterm, patterns, review_state
 from reverie.stores.entries import live
 
-DUE_AT: Final = "dreamer:due_at"
+DUE_AT: Final = "dreamer:last_run"
+"""The dreamer's stamp, which holds when it is next due (see ``Dreamer._next_due``)."""
 LAST: Final = "dreamer:last"
 
 

@@ -147,6 +147,9 @@ class SearchHit(_Mapping):
     turn: int | None = None
     written_at: str | None = None
     """When the row was last written (fact created, entry updated, turn recorded)."""
+    path: tuple[str, ...] = ()
+    """Bundle search only: the graph path that justified the hit, tip first (node labels
+    and edge descriptions)."""
 
 
 class SearchResults(list[SearchHit]):

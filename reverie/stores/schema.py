@@ -395,4 +395,77 @@ MIGRATIONS: Final[tuple[str, ...]] = (
            NULL, l.created_at, l.updated_at
     FROM learning l WHERE l.content IS NOT NULL;
     """,
+    # 10: seed 004's M-FLOW graph (docs/graph.md): four layers of nodes (4 entity, 3 facet
+    # point, 2 facet, 1 episode — an episode's ``ref`` is the knowledge unit's id), edges
+    # from a higher layer to a lower one, each with the sentence that says why it exists,
+    # and one full-text table over node labels (``rowid = node id * 2``) and edge
+    # descriptions (``edge id * 2 + 1``), kept by triggers. ``graph_marks`` holds the
+    # build's watermark per source. Written to be run again over itself.
+    """
+    CREATE TABLE IF NOT EXISTS graph_nodes (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        layer INTEGER NOT NULL CHECK (layer BETWEEN 1 AND 4),
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        label TEXT NOT NULL,
+        ref TEXT,
+        current INTEGER NOT NULL DEFAULT 1,
+        broad INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (namespace, layer, key)
+    );
+    CREATE INDEX IF NOT EXISTS graph_nodes_ref ON graph_nodes (namespace, ref);
+
+    CREATE TABLE IF NOT EXISTS graph_edges (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        src INTEGER NOT NULL REFERENCES graph_nodes (id),
+        dst INTEGER NOT NULL REFERENCES graph_nodes (id),
+        description TEXT NOT NULL,
+        cost REAL NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (src, dst)
+    );
+    CREATE INDEX IF NOT EXISTS graph_edges_dst ON graph_edges (dst);
+    CREATE INDEX IF NOT EXISTS graph_edges_ns ON graph_edges (namespace);
+
+    CREATE TABLE IF NOT EXISTS graph_marks (
+        namespace TEXT NOT NULL,
+        source TEXT NOT NULL,
+        mark INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, source)
+    ) WITHOUT ROWID;
+
+    CREATE VIRTUAL TABLE IF NOT EXISTS graph_text USING fts5 (
+        text, namespace UNINDEXED, layer UNINDEXED, tokenize = 'porter unicode61'
+    );
+
+    CREATE TRIGGER IF NOT EXISTS graph_node_indexed AFTER INSERT ON graph_nodes BEGIN
+        INSERT INTO graph_text (rowid, text, namespace, layer)
+        VALUES (new.id * 2, new.label, new.namespace, new.layer);
+    END;
+
+    CREATE TRIGGER IF NOT EXISTS graph_node_relabelled AFTER UPDATE OF label ON graph_nodes
+    BEGIN
+        DELETE FROM graph_text WHERE rowid = old.id * 2;
+        INSERT INTO graph_text (rowid, text, namespace, layer)
+        VALUES (new.id * 2, new.label, new.namespace, new.layer);
+    END;
+
+    CREATE TRIGGER IF NOT EXISTS graph_node_dropped AFTER DELETE ON graph_nodes BEGIN
+        DELETE FROM graph_text WHERE rowid = old.id * 2;
+    END;
+
+    CREATE TRIGGER IF NOT EXISTS graph_edge_indexed AFTER INSERT ON graph_edges BEGIN
+        INSERT INTO graph_text (rowid, text, namespace, layer)
+        VALUES (new.id * 2 + 1, new.description, new.namespace, 0);
+    END;
+
+    CREATE TRIGGER IF NOT EXISTS graph_edge_dropped AFTER DELETE ON graph_edges BEGIN
+        DELETE FROM graph_text WHERE rowid = old.id * 2 + 1;
+    END;
+    """,
 )
