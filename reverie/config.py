@@ -339,6 +339,9 @@ class DreamConfig:
     dream, which also writes the daily report."""
     timezone: str = ""
     """An IANA zone for ``times``; empty: the timezone the user gave (user_settings), else UTC."""
+    rules_first: bool = True
+    """The rules write the dream (no call); false: a configured model writes it, every
+    line checked, the rules' lines filling what it loses."""
     recall_k: int = 5
     """Long-term recall: this many COLD records recalled before a distillation (the seed's k)."""
     recall_keywords: int = 5

@@ -132,7 +132,7 @@ class DistillerDetails:
             "distilled": self.distilled,
             "retry_next_round": self.retry_next_round,
             "topics": [topic.to_dict() for topic in self.topics],
-            "recalled": list(self.recalled),
+            **({"recalled": list(self.recalled)} if self.recalled else {}),
         }
 
 

@@ -6,6 +6,7 @@ every actor runs inside it, so closing the runtime drains and then ends all of t
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -694,10 +695,10 @@ class Namespace:
         """A dream's report (``kind="dream"``) or the daily one (``"daily"``, written with
         the evening dream), of ``date`` (YYYY-MM-DD) or the latest, rendered from the
         dream's ledger row (its file is a projection of it)."""
-        if kind not in REPORT_KINDS:
+        if not isinstance(kind, str) or kind not in REPORT_KINDS:
             raise InputError(f"kind must be one of {sorted(REPORT_KINDS)}, got {quoted(kind, 40)}")
-        if date is not None:
-            _read_text("date", date)
+        if date is not None and (not isinstance(date, str) or not _DAY.fullmatch(date)):
+            raise InputError(f"date must be YYYY-MM-DD, got {quoted(date, 40)}")
         found = await self.runtime.services.db.read(lambda conn: dream_store.runs(conn, self.name))
         wanted = [r for r in found if (date is None or r["date"] == date)]
         if kind == "daily":
@@ -1221,6 +1222,7 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
     }
 
 
+_DAY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 REPORT_KINDS: Final = {"dream": dream_reports.dream, "daily": dream_reports.daily}
 """``Namespace.dream_report``'s kinds and their renderers."""
 

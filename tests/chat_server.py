@@ -26,6 +26,8 @@ def stage_of(payload: dict[str, Any]) -> str:
         return questions.DISTILL
     if "memory" in payload:
         return questions.PROMOTE
+    if "learnings" in payload:
+        return questions.DREAM
     return questions.FLUSH
 
 
@@ -34,6 +36,8 @@ class ChatServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script: dict[str, list[str]] = {}
         self.seen: list[tuple[str, str]] = []  # (stage, mode) per request
+        self.answers: dict[str, dict[str, Any]] = {}  # a stage's answer, given as is
+        self.payloads: list[dict[str, Any]] = []  # what each request asked
         self.slow_s = slow_s
         self.release = threading.Event()  # HOLD requests answer once this is set
         self.held = threading.Event()  # set when a HOLD request arrived
@@ -70,6 +74,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         payload = json.loads(body["messages"][1]["content"])
         stage = stage_of(payload)
+        self.server.payloads.append(payload)
         mode = self.server.mode(stage)
         self.server.seen.append((stage, mode))
         self.server.enter()
@@ -90,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == MALFORMED:
             text = _completion('{"reasoning": "cut off mid-answ', body)
         else:
-            answer = OfflineModel().answer(stage, payload)
+            answer = self.server.answers.get(stage) or OfflineModel().answer(stage, payload)
             text = _completion(json.dumps(answer), body)
         send_json(self, status, text)
 

@@ -37,7 +37,13 @@ def test_review_prints_the_pass_and_its_model_calls(tmp_path: Path) -> None:
     seed(tmp_path)
     report = jcli(tmp_path, "review")
     [ns] = report["namespaces"]
-    assert [s["stage"] for s in ns["stages"]] == ["linter", "distiller", "promoter", "curator"]
+    assert [s["stage"] for s in ns["stages"]] == [
+        "linter",
+        "distiller",
+        "promoter",
+        "curator",
+        "dreamer",
+    ]
     assert report["model_calls"]["flusher"]["calls"] == 1
     again = jcli(tmp_path, "review")
     assert not again["namespaces"][0]["ran"]

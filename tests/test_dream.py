@@ -5,6 +5,7 @@ checked line by line, and a dry run that writes nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,14 @@ import pytest
 import reverie
 from reverie import Config, ManualClock
 from reverie.config import ConfigError, DreamConfig
-from reverie.dream import health, schedule
+from reverie.dream import distil, health, schedule
+from reverie.dream import status as dream_status
 from reverie.errors import InputError, NamespaceArchived
+from reverie.model import questions
+from reverie.stores import dream as dream_store
+from tests.chat_server import FAIL, ChatServer
 from tests.conftest import ok, review_stage, rows
+from tests.local_http import base_url, serving
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SLOTS = schedule.parse_times("07:00,22:00")
@@ -356,3 +362,187 @@ async def test_the_dream_switch_stops_a_passes_dream_not_one_asked_for(
         await said(ns, "s", ("We decided to ship the beta on Friday.", "Noted."))
         assert review_stage(await rv.review(force=True), "dreamer")["status"] == "disabled"
         assert (await ns.dream())["health"]["score"] >= 0
+
+
+# ---- a configured model, checked line by line -----------------------------------------------
+
+
+@pytest.fixture
+def chat() -> Iterator[ChatServer]:
+    with serving(ChatServer(slow_s=1.0)) as server:
+        yield server
+
+
+def model_config(server: ChatServer) -> Config:
+    return Config.load(
+        None,
+        {
+            "REVERIE_MODEL_URL": f"{base_url(server)}/v1",
+            "REVERIE_MODEL_NAME": "tiny-judge",
+            "REVERIE_MODEL_API_KEY": "sk-test",
+            "REVERIE_MODEL_RETRIES": "0",
+            "REVERIE_MODEL_BREAKER_S": "0",
+        },
+    )
+
+
+async def test_a_models_lines_are_kept_only_when_its_sources_carry_their_values(
+    tmp_path: Path, clock: ManualClock, chat: ChatServer
+) -> None:
+    chat.answers[questions.DREAM] = {
+        "reasoning": "the day",
+        "insights": [
+            {"text": "I learned that the staging port moved to 8006."},
+            {"text": "I learned that the staging port is 9999."},  # invented
+        ],
+        "actions": [{"text": "Check the linker step that failed with E106."}],
+        "topics": [
+            {"topic": "staging", "content": "The staging port is 8006."},
+            {"topic": "staging", "content": "The staging host is 10.9.9.9."},  # invented
+        ],
+    }
+    clock.set(datetime(2026, 1, 1, 22, 30, tzinfo=UTC))
+    async with reverie.open(tmp_path / "home", config=model_config(chat), clock=clock) as rv:
+        ns = rv.namespace("a")
+        await said(
+            ns,
+            "s",
+            ("Actually the staging port is 8006 now, not 80.", "Got it."),
+            ("The build failed with error E106 in the linker step.", "Hmm"),
+        )
+        await rv.wait_idle()
+        run = await ns.dream()
+        learnt = run["learnt"]
+        assert learnt["by"] == "tiny-judge"
+        assert learnt["insights"] == ["I learned that the staging port moved to 8006."]
+        assert learnt["actions"] == ["Check the linker step that failed with E106."]
+        assert [t["decision"] for t in run["topic_writes"]] == ["ADD"]
+        refused = {r["text"]: r["why"] for r in learnt["refused"]}
+        assert "9999" in refused["I learned that the staging port is 9999."]
+        assert "10.9.9.9" in refused["The staging host is 10.9.9.9."]
+        facts = await ns.facts("staging")
+        assert [f.content for f in facts] == ["The staging port is 8006."]
+        asked = [p for p in chat.payloads if "learnings" in p]
+        assert len(asked) == 1 and asked[0]["open_errors"]
+
+
+async def test_a_model_that_fails_leaves_the_rules_lines(
+    tmp_path: Path, clock: ManualClock, chat: ChatServer
+) -> None:
+    chat.script[questions.DREAM] = [FAIL, FAIL, FAIL]
+    clock.set(datetime(2026, 1, 1, 22, 30, tzinfo=UTC))
+    async with reverie.open(tmp_path / "home", config=model_config(chat), clock=clock) as rv:
+        ns = rv.namespace("a")
+        await said(ns, "s", ("Actually the staging port is 8006 now, not 80.", "Got it."))
+        await rv.wait_idle()
+        run = await ns.dream()
+        assert run["learnt"]["by"] == "rules"
+        assert run["learnt"]["insights"] == [
+            'I learned that "Actually the staging port is 8006 now, not 80."'
+        ]
+        assert run["topic_writes"] == []
+
+
+# ---- the distiller recalls too -----------------------------------------------------------------
+
+
+async def test_a_distillation_round_recalls_from_the_long_term_store(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    clock.set(NOW)
+    ns = rv.namespace("a")
+    async with ns.session("old") as s:
+        old = ok(
+            await s.call_tool("topic", save("billing", "The invoice service retries 4 times")),
+            "ADD",
+        )["entry_id"]
+    clock.advance(timedelta(days=31))
+    async with ns.session("later") as s:
+        for i in range(6):  # enough new facts for the deploy topic to be distilled
+            ok(
+                await s.call_tool("topic", save("deploy", f"Deploy step {i} runs the check {i}")),
+                "ADD",
+            )
+    await rv.wait_idle()
+    assert (await ns.record(old)).tier == "cold"  # type: ignore[union-attr]
+    await said(
+        ns,
+        "today",
+        ("Actually the invoice service retries caused it, we decided to cap them.", "OK"),
+    )
+    await rv.wait_idle()
+    distilled = review_stage(await rv.review(force=True), "distiller")
+    assert distilled["recalled"] == [old]
+    assert (await ns.record(old)).tier == "hot"  # type: ignore[union-attr]
+
+
+# ---- the bounds, each pinned -----------------------------------------------------------------
+
+
+def test_a_dream_at_a_slot_sharp_is_due_again_at_the_next_slot_not_at_once() -> None:
+    sharp = datetime(2026, 1, 1, 22, tzinfo=UTC)
+    assert schedule.next_due(sharp, sharp, SLOTS, UTC) == datetime(2026, 1, 2, 7, tzinfo=UTC)
+
+
+def _day(*texts: str, kind: str = "correction") -> dream_store.Day:
+    said = tuple(dream_store.Said(f"x{i}", kind, t) for i, t in enumerate(texts))
+    return dream_store.Day("", 0, 0, said, (), (), {}, 0, (), {}, {})
+
+
+def test_one_insight_per_distinct_statement_and_none_from_a_paste() -> None:
+    day = _day(
+        "The staging port is 8006 now, not 80.",
+        "The staging port is 8006 now, not 80!",  # the same statement again
+        "Traceback: " + "frame " * 80,  # a paste is not a lesson
+        "We moved the standup to 9:30.",
+    )
+    learnt = distil.by_rules(day, [], max_insights=5, max_actions=3)
+    assert learnt.insights == (
+        'I learned that "The staging port is 8006 now, not 80."',
+        'I learned that "We moved the standup to 9:30."',
+    )
+    capped = distil.by_rules(_day(*(f"Fact number {i} is {i}" for i in range(9))), [], 5, 3)
+    assert len(capped.insights) == 5
+
+
+async def test_at_most_k_records_are_recalled(rv: reverie.Reverie, clock: ManualClock) -> None:
+    clock.set(NOW)
+    ns = rv.namespace("a")
+    async with ns.session("old") as s:
+        for i in range(7):
+            ok(
+                await s.call_tool(
+                    "topic", save(f"billing-{i}", f"The invoice service {i} retries {i} times")
+                ),
+                "ADD",
+            )
+    clock.advance(timedelta(days=31))
+    async with ns.session("later"):
+        pass
+    await rv.wait_idle()
+    await said(ns, "today", ("Actually the invoice service retries were the problem.", "OK"))
+    await rv.wait_idle()
+    run = await ns.dream()
+    assert len(run["recalled"]) == 5
+
+
+async def test_freshness_and_coverage_follow_the_clock(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    clock.set(NOW)
+    ns = rv.namespace("a")
+    async with ns.session("s") as s:
+        ok(await s.call_tool("topic", save("deploy", "The deploy timeout is 30s")), "ADD")
+    metrics = (await ns.dream_status())["health"]["metrics"]
+    assert metrics["freshness"] == 1.0 and metrics["coverage"] == pytest.approx(0.1)
+    clock.advance(timedelta(days=15))  # past coverage's 14 days, within freshness's 30
+    metrics = (await ns.dream_status())["health"]["metrics"]
+    assert metrics["freshness"] == 1.0 and metrics["coverage"] == 0.0
+    clock.advance(timedelta(days=16))  # 31 days: no longer fresh
+    assert (await ns.dream_status())["health"]["metrics"]["freshness"] == 0.0
+
+
+def test_the_dreamers_stamp_is_the_key_the_pass_reads() -> None:
+    from reverie.actors.reviewer import _last_key
+
+    assert _last_key("dreamer") == dream_status.DUE_AT

@@ -114,6 +114,7 @@ async def prepare(home: Path) -> dict[str, Any]:
             )
             await s.turn(user="The staging host is stage-2")
         await rv.wait_idle()
+        await ns.dream()  # a dream report to read
     fid = first["entry_id"]
     return {
         "restore": ((fid,), {}),

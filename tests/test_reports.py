@@ -37,6 +37,7 @@ from reverie.reports import (
     CuratorCandidate,
     CuratorDetails,
     DistillerDetails,
+    DreamDetails,
     FlushOutcome,
     LinterDetails,
     NamespaceReport,
@@ -174,9 +175,12 @@ async def test_a_round_is_the_dict_of_its_typed_reports(
         "distiller: ran (distilled=2, retry_next_round=4)\n"
         "promoter: ran (candidates=4, promoted=2, deferred_budget=2)\n"
         "curator: ran (dry_run=True)\n"
+        "dreamer: ran (date=2026-04-01, slot=22:00, timezone=UTC, evening=True,"
+        " next_due=2026-04-02T07:00:00.000000+00:00, dry_run=False, insights=0, actions=0,"
+        " recalled=0)\n"
         "</reverie-report>"
     )
-    linter, distiller, promoter, curator = ns["stages"]
+    linter, distiller, promoter, curator, _dreamer = ns["stages"]
     exactly(
         linter,
         {
@@ -352,7 +356,7 @@ async def test_deferred_rejected_skipped_and_not_due_keep_their_shape(
         later = await rv.review()
         clock.advance(timedelta(days=8))
         third = await rv.review(force=True)
-    linter, distiller, promoter, _ = stages(first)
+    linter, distiller, promoter, _, _ = stages(first)
     passes = [typed_of(r["namespaces"][0], typed) for r in (first, later, third)]
     lint = {"stage": "linter", "status": "deferred", "conflicts": 1, "new": 1, "unclear": 1}
     exactly(linter, {**lint, "breaker": False, "deferred": "lint model away"})
@@ -474,7 +478,7 @@ async def test_failed_and_over_budget_stages_keep_their_shape(
     monkeypatch.setattr(Curator, "run", broken)
     await save(rv, "t9", "The port is 1")
     report = await rv.review(force=True)
-    linter, distiller, promoter, curator = stages(report)
+    linter, distiller, promoter, curator, _ = stages(report)
     exactly(linter, {"stage": "linter", "status": "over_budget"})
     error = "RuntimeError('distiller exploded')"
     exactly(distiller, {"stage": "distiller", "status": "failed", "error": error})
@@ -491,7 +495,7 @@ async def test_failed_and_over_budget_stages_keep_their_shape(
             "error": broke,
         },
     )
-    assert typed_of(report["namespaces"][0], typed).stages == (
+    assert typed_of(report["namespaces"][0], typed).stages[:4] == (
         StageReport("linter", "over_budget"),
         StageReport("distiller", "failed", error=error),
         StageReport("promoter", "ran", PromoterDetails(0, (), ())),
@@ -503,6 +507,9 @@ async def test_failed_and_over_budget_stages_keep_their_shape(
         f"distiller: failed (error={error})\n"
         "promoter: ran (candidates=0)\n"
         f"curator: failed (dry_run=True, error={broke})\n"
+        "dreamer: ran (date=2025-12-31, slot=22:00, timezone=UTC, evening=True,"
+        " next_due=2026-01-01T07:00:00.000000+00:00, dry_run=False, insights=0, actions=0,"
+        " recalled=0)\n"
         "</reverie-report>"
     )
 
@@ -572,13 +579,14 @@ async def test_passes_that_did_not_run_and_disabled_stages(
         .with_section("distiller", enabled=False)
         .with_section("promoter", promotion_enabled=False)
         .with_section("curator", enabled=False)
+        .with_section("dream", enabled=False)
     )
     async with reverie.open(tmp_path / "h2", clock=clock, config=off) as rv:
         await save(rv, "deploy", "The deploy timeout is 30s")
         report = await rv.namespace("a").review(force=True)
-    names = ("linter", "distiller", "promoter", "curator")
+    names = ("linter", "distiller", "promoter", "curator", "dreamer")
     assert report["stages"] == [{"stage": name, "status": "disabled"} for name in names]
-    assert report["text"].splitlines()[1:5] == [f"{name}: disabled" for name in names]
+    assert report["text"].splitlines()[1:6] == [f"{name}: disabled" for name in names]
     disabled = tuple(StageReport(name, "disabled") for name in names)
     assert typed_of(report, typed).stages == disabled
 
@@ -597,6 +605,7 @@ SAMPLES: list[Any] = [
     DistillerDetails(0, 1, (TopicResult("deploy", "over_budget"),)),
     PromotionOutcome("fct-1", "fct-0", "deploy", "The port is 1", 2, "skip", reason="local"),
     PromoterDetails(1, (("skip", 1),), ()),
+    DreamDetails({"date": "2026-01-01", "learnt": {"insights": []}}, ("dreams/2026-01-01.md",)),
     CuratorCandidate("helper", IDLE),
     BloatIssue("huge", 599, 200),
     OverlapIssue(("a", "b"), 0.9),

@@ -50,7 +50,13 @@ async def save(rv: reverie.Reverie, topic: str, *contents: str, ns: str = "a") -
 async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualClock) -> None:
     await save(rv, "deploy", "The deploy timeout is 30s")
     first = await rv.review()
-    assert first["ran"] and list(statuses(first)) == ["linter", "distiller", "promoter", "curator"]
+    assert first["ran"] and list(statuses(first)) == [
+        "linter",
+        "distiller",
+        "promoter",
+        "curator",
+        "dreamer",
+    ]
     assert set(statuses(first).values()) == {"ran"}
     await save(rv, "deploy", "The deploy region is eu-west-1")  # something new to review
     again = await rv.review()
@@ -62,6 +68,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
         "distiller": "not_due",
         "promoter": "not_due",
         "curator": "not_due",
+        "dreamer": "not_due",  # 06:00: the next dream is at 07:00
     }
     clock.advance(timedelta(hours=18))
     assert statuses(await rv.review()) == {
@@ -69,6 +76,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
         "distiller": "ran",
         "promoter": "not_due",
         "curator": "ran",
+        "dreamer": "ran",
     }
     clock.advance(timedelta(days=6))
     assert set(statuses(await rv.review()).values()) == {"ran"}
@@ -107,6 +115,7 @@ async def test_a_stage_that_raises_does_not_stop_the_others(
         "distiller": "failed",
         "promoter": "ran",
         "curator": "ran",
+        "dreamer": "ran",
     }
     distiller = review_stage(report, "distiller")
     assert "distiller exploded" in distiller["error"]

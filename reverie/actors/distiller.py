@@ -122,9 +122,12 @@ class Distiller(Stage):
         )
         return int(row[0]) if row else 0
 
-    def look(self, conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], dict[str, Due]]:
-        """The due topics (stale ones not waiting to regrow), and the live facts and way
-        of summarising of those chosen: one read."""
+    def look(
+        self, conn: sqlite3.Connection
+    ) -> tuple[list[tuple[str, int]], dict[str, Due], list[LearningRecord]]:
+        """The due topics (stale ones not waiting to regrow), the live facts and way of
+        summarising of those chosen, and what the long-term store recalls for them: one
+        read."""
         due: list[tuple[str, int]] = []
         found: dict[str, Due] = {}
         for topic, top in self._stale(conn):
@@ -136,7 +139,7 @@ class Distiller(Stage):
             if plan is not None:
                 due.append((topic, top))
                 found[topic] = plan
-        return due, found
+        return due, found, self._recall(conn) if found else []
 
     def _plan(self, conn: sqlite3.Connection, topic: str, live: list[Fact]) -> Due | None:
         """How ``topic`` is summarised this round: by the rules (their summary), by the
@@ -166,10 +169,9 @@ class Distiller(Stage):
         return longterm.recall(conn, self.namespace, query, self.config.dream.recall_k)
 
     async def run(self) -> DistillerDetails:
-        stale, found = await self.looked()
+        stale, found, recalled = await self.looked()
         chosen, over = stale[: self.cfg.max_topics], stale[self.cfg.max_topics :]
         results: list[TopicResult] = []
-        recalled = await self.db.read(self._recall) if found else []
         drafts = await self._drafts(found, [r.content for r in recalled])
         for topic, top in chosen:
             try:

@@ -12,6 +12,7 @@ the commit. See docs/dream.md."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import asdict
 from datetime import datetime, timedelta
@@ -158,14 +159,13 @@ class Dreamer(Stage):
         cfg = self.cfg
         limits = (cfg.max_insights, cfg.max_actions, cfg.max_topic_updates)
         rules = distil.by_rules(today, recalled, cfg.max_insights, cfg.max_actions)
-        if self.judge.model.name == "offline":
-            return rules  # the rules' lines are the offline model's: no call to make
+        if cfg.rules_first or self.judge.model.name == "offline" or not rules.sources:
+            return rules  # the rules wrote it; nothing the model could add from nothing
         prompt = distil.question(today, recalled, limits, seen["topics"])
         answer = await consult(self.judge, self.namespace, prompt)
         if not isinstance(answer, Answer):
             return rules
-        sources = [s.text for s in distil.insight_sources(today)]
-        sources += [s.text for s in today.open_errors] + recalled
+        sources = list(rules.sources) + recalled
         return distil.checked(answer.data, sources, rules, self.judge.model.name, limits)
 
     async def _topic_updates(self, learnt: distil.Learnt) -> list[dict[str, Any]]:
@@ -225,12 +225,13 @@ class Dreamer(Stage):
         after: dict[str, Any],
         dry_run: bool,
     ) -> dict[str, Any]:
-        """The dream's record: what the ledger keeps and the reports are rendered from."""
+        """The dream's record: what the ledger keeps and the reports are rendered from (as
+        JSON reads it back, so a report from the ledger is the one written now)."""
         tz = _zone(seen["zone"])
         slot = schedule.last_slot(now, self.slots, tz)
         today = seen["day"]
         before = seen["before"]
-        return {
+        run = {
             "namespace": self.namespace,
             "ts": iso(now),
             "date": schedule.local_day(slot, tz),
@@ -246,11 +247,12 @@ class Dreamer(Stage):
                 {"id": r.id, "kind": r.kind, "text": r.content} for r in seen["recalled_records"]
             ],
             "linked": seen["linked"],
-            "learnt": {**asdict(learnt), "topics": [list(t) for t in learnt.topics]},
+            "learnt": asdict(learnt),
             "topic_writes": writes,
             "health_before": (seen["last"] or {}).get("health"),
             **after,
         }
+        return json.loads(json.dumps(run))
 
     def _commit(self, run: dict[str, Any], recalled: list[Any], conn: sqlite3.Connection) -> None:
         """The dream's one write: its recalls counted, its stamp, its ledger row."""

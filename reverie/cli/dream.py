@@ -132,10 +132,13 @@ def longterm(
     _print(found, as_json, lambda: out.print(", ".join(f"{k} {v}" for k, v in found.items())))
 
 
-def _report(kind: str, home: Any, namespace: str, date: str | None, config_file: Any) -> None:
-    edge = _edge(home, config_file, None)
+def _report(
+    kind: str, home: Any, namespace: str, date: str | None, as_json: bool, config_file: Any
+) -> None:
+    edge = _edge(home, config_file, None, as_json=as_json)
     text = _with_ns(edge, namespace, lambda ns: ns.dream_report(kind, date))
-    out.print(text, markup=False, highlight=False, end="")
+    shown = {"kind": kind, "date": date, "text": text}
+    _print(shown, as_json, lambda: out.print(text, markup=False, highlight=False, end=""))
 
 
 @report_app.command("daily")
@@ -143,10 +146,11 @@ def daily(
     home: Home = DEFAULT_HOME,
     namespace: Ns = "default",
     date: Date = None,
+    as_json: Json = False,
     config_file: ConfigFile = None,
 ) -> None:
     """The daily report (written with the evening dream)."""
-    _report("daily", home, namespace, date, config_file)
+    _report("daily", home, namespace, date, as_json, config_file)
 
 
 @report_app.command("dream")
@@ -154,7 +158,8 @@ def dream_report(
     home: Home = DEFAULT_HOME,
     namespace: Ns = "default",
     date: Date = None,
+    as_json: Json = False,
     config_file: ConfigFile = None,
 ) -> None:
     """The dream report."""
-    _report("dream", home, namespace, date, config_file)
+    _report("dream", home, namespace, date, as_json, config_file)

@@ -143,6 +143,12 @@ def render(result: dict[str, Any], home: Path) -> None:
         + ", ".join(f"{n} {tier}" for tier, n in records["tiers"].items())
         + f"; {records['patterns']} patterns; {records['sessions_ended']} sessions ended"
     )
+    dreams = result["dreams"]
+    graph = ", ".join(f"{n} {kind}" for kind, n in dreams["graph"].items())
+    out.print(
+        f"dreams: {dreams['dreams']} ({dreams['reports']} with a daily report); health "
+        f"mean {dreams['health_mean']}, lowest {dreams['health_min']}; graph: {graph}"
+    )
     if q["junk"]:
         out.print(f"junk stored: {q['junk']}")
     if q["cap_violations"]:

@@ -15,6 +15,7 @@ from typing import Any, Final
 from reverie.frozen import quick_init
 from reverie.model.questions import DREAM
 from reverie.model.seam import Field, Prompt, Schema
+from reverie.rules.directives import aimed_at_agent
 from reverie.rules.injection import answer_problem
 from reverie.rules.similarity import jaccard, values, word_set
 from reverie.stores.dream import Day, Said
@@ -58,10 +59,20 @@ class Learnt:
     topics: tuple[tuple[str, str], ...] = ()
     by: str = "rules"
     refused: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    sources: tuple[str, ...] = ()
+    """The statements the lines may draw on (what a model is shown, and checked against)."""
 
 
 def _fits(text: str) -> bool:
     return 0 < len(text) <= LINE_CHARS and "\n" not in text.strip()
+
+
+def usable(said: Sequence[Said]) -> list[Said]:
+    """The statements a dream may quote or show a model: never one that instructs the
+    agent, forges framing or carries a secret (the flush flags those and stores nothing)."""
+    return [
+        s for s in said if aimed_at_agent(s.text, "user") is None and answer_problem(s.text) is None
+    ]
 
 
 def _distinct(said: Sequence[Said], limit: int) -> list[Said]:
@@ -83,7 +94,7 @@ def insight_sources(today: Day) -> list[Said]:
     """Learnings first (they were judged worth a record), then HIGH-weight statements."""
     learnt = [s for s in today.learnt if s.kind in _INSIGHT_KINDS]
     said = [s for s in today.high if s.kind in _INSIGHT_KINDS]
-    return learnt + said
+    return usable(learnt + said)
 
 
 def by_rules(today: Day, recalled: Sequence[str], max_insights: int, max_actions: int) -> Learnt:
@@ -96,15 +107,17 @@ def by_rules(today: Day, recalled: Sequence[str], max_insights: int, max_actions
         for text in recalled[: max_insights - len(insights)]:
             if _fits(text):
                 insights.append(f'I was reminded that "{text.strip()}"')
+    open_errors = usable(today.open_errors)
     errors = [
-        f'Resolve the open error: "{s.text.strip()}"'
-        for s in _distinct(today.open_errors, max_actions)
+        f'Resolve the open error: "{s.text.strip()}"' for s in _distinct(open_errors, max_actions)
     ]
-    decided = [s for s in today.high if s.kind in _ACTION_KINDS]
+    decided = usable([s for s in today.high if s.kind in _ACTION_KINDS])
     follow = [
         f'Follow up on the decision: "{s.text.strip()}"' for s in _distinct(decided, max_actions)
     ]
-    return Learnt(tuple(insights), tuple((errors + follow)[:max_actions]))
+    sources = tuple(dict.fromkeys(s.text for s in [*insight_sources(today), *open_errors]))
+    actions = tuple((errors + follow)[:max_actions])
+    return Learnt(tuple(insights), actions, sources=sources)
 
 
 def question(
@@ -115,7 +128,7 @@ def question(
     insights, actions, updates = limits
     payload: dict[str, Any] = {
         "learnings": [{"kind": s.kind, "text": s.text} for s in insight_sources(today)][:40],
-        "open_errors": [s.text for s in today.open_errors][:10],
+        "open_errors": [s.text for s in usable(today.open_errors)][:10],
         "long_term": list(recalled),
         "topics": list(topics),
         "limits": {"insights": insights, "actions": actions, "topics": updates},
@@ -188,4 +201,5 @@ def checked(
         tuple(topics),
         model,
         tuple(refused),
+        rules.sources,
     )

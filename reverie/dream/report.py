@@ -29,7 +29,7 @@ def _status(run: Run) -> list[str]:
     day, records = run["day"], run["records"]
     return _bullets(
         [
-            f"Episode log: {day['exchanges']} exchanges in {day['sessions']} sessions"
+            f"Episode log: {_n(day['exchanges'], 'exchange')} in {_n(day['sessions'], 'session')}"
             f" since {day['since']}",
             f"Records: {records['short_term']} short-term, {records['long_term']} long-term",
             f"Learnings today: {len(day['learnt'])}; HIGH-weight statements: {len(day['high'])}",
@@ -144,15 +144,21 @@ def log_line(run: Run) -> str:
 
 def _summary(run: Run) -> list[str]:
     day = run["day"]
-    done = ", ".join(f"{n} {action}" for action, n in sorted(day["writes"].items()))
-    lines = [f"Work done: {done or 'no writes'} across {day['sessions']} sessions."]
+    done = ", ".join(f"{action} ×{n}" for action, n in sorted(day["writes"].items()))
+    lines = _bullets([f"Work done: {done or 'no writes'} in {_n(day['sessions'], 'session')}."])
     if day["open_errors"]:
-        lines.append(f"Unfinished: {len(day['open_errors'])} errors still open, newest first:")
+        lines.append(
+            f"- Unfinished: {_n(len(day['open_errors']), 'error')} still open, newest first:"
+        )
         lines += [f"  - {e['text']}" for e in day["open_errors"][:5]]
-    refused = day["writes"].get("refused", 0)
+    refused = day.get("refused", 0)
     if refused:
-        lines.append(f"Blockers: {refused} writes refused by the write path's checks.")
-    return _bullets(lines)
+        lines.append(f"- Blockers: {_n(refused, 'write')} refused by the write path's checks.")
+    return lines
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _skill_development(run: Run) -> list[str]:
@@ -165,7 +171,7 @@ def _reflection(run: Run) -> list[str]:
     corrections = sum(1 for s in day["learnt"] if s["kind"] == "correction")
     lines = []
     if corrections:
-        lines.append(f"I was corrected {corrections} times today; those values now stand first.")
+        lines.append(f"I was corrected {_n(corrections, 'time')} today; the new values now stand.")
     weakest = min(health["metrics"].items(), key=lambda kv: kv[1])
     lines.append(
         f"My weakest health metric is {_METRIC_NAMES[weakest[0]].lower()} ({weakest[1]:.2f})."

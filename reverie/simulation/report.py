@@ -92,6 +92,7 @@ async def build(
         "lost_writes": await _lost(rv, run),
         "quality": quality,
         "records": await _records(rv, scenario),
+        "dreams": _dreams(ledgers, await _dream_states(rv, scenario)),
     }
     report["targets"] = _targets(report)
     return report
@@ -114,6 +115,27 @@ async def _records(rv: reverie.Reverie, scenario: Scenario) -> dict[str, Any]:
         "kinds": dict(sorted(kinds.items())),
         "patterns": patterns,
         "sessions_ended": sessions,
+    }
+
+
+async def _dream_states(rv: reverie.Reverie, scenario: Scenario) -> list[dict[str, Any]]:
+    return [await rv.namespace(name).dream_status() for name in scenario.namespaces]
+
+
+def _dreams(ledgers: dict[str, list[Any]], states: list[dict[str, Any]]) -> dict[str, Any]:
+    """Seed 004's dream cycle over every namespace: the dreams the review passes ran, the
+    health score now (mean, lowest) and the graph's size summed."""
+    runs = [r for rows in ledgers.values() for r in rows if r.actor == "dreamer"]
+    scores = [state["health"]["score"] for state in states]
+    graph: Counter[str] = Counter()
+    for state in states:
+        graph.update(state["graph"])
+    return {
+        "dreams": sum(1 for r in runs if r.action == "round"),
+        "reports": sum(1 for r in runs if r.action == "round" and r.detail.get("evening")),
+        "health_mean": round(sum(scores) / len(scores), 1) if scores else None,
+        "health_min": min(scores) if scores else None,
+        "graph": dict(graph),
     }
 
 

@@ -52,7 +52,9 @@ class Day:
     open_errors: tuple[Said, ...]
     """Error records still active (not resolved), newest first."""
     writes: dict[str, int]
-    """Ledger decisions since, by action (``add``, ``save``, ``tier`` …)."""
+    """The agent's and the flush's writes since, by action (``add``, ``save``, ``turn`` …)."""
+    refused: int
+    """… and the writes the write path refused (ERROR) since."""
     cooled: tuple[dict[str, Any], ...]
     """Records moved to COLD since: the archive's candidates."""
     skills_used: dict[str, int]
@@ -116,18 +118,38 @@ def day(conn: sqlite3.Connection, namespace: str, since: str, limit: int = 200) 
         learnt=tuple(Said(*r) for r in logs),
         open_errors=tuple(Said(*r) for r in errors),
         writes=_writes(conn, namespace, since),
+        refused=_count(
+            conn,
+            "SELECT count(*) FROM ledger WHERE namespace = ? AND ts >= ? AND decision = 'ERROR'",
+            (namespace, since),
+        ),
         cooled=tuple(_cooled(conn, namespace, since, limit)),
         skills_used=skills_used(conn, namespace, since),
         skills_changed=_skills_changed(conn, namespace, since),
     )
 
 
+_BACKGROUND: Final = (
+    "learner",
+    "grapher",
+    "reviewer",
+    "linter",
+    "distiller",
+    "promoter",
+    "curator",
+    "dreamer",
+)
+"""Actors whose ledger rows are upkeep, not the day's work."""
+
+
 def _writes(conn: sqlite3.Connection, namespace: str, since: str) -> dict[str, int]:
+    marks = ", ".join("?" * len(_BACKGROUND))
     rows = fetchall(
         conn,
         "SELECT action, count(*) FROM ledger WHERE namespace = ? AND ts >= ?"
-        " AND decision NOT IN ('NOOP', 'ERROR') GROUP BY action ORDER BY action",
-        (namespace, since),
+        f" AND decision NOT IN ('NOOP', 'ERROR') AND actor NOT IN ({marks})"
+        " GROUP BY action ORDER BY action",
+        (namespace, since, *_BACKGROUND),
     )
     return {str(r[0]): int(r[1]) for r in rows}
 
