@@ -382,6 +382,7 @@ def model_config(server: ChatServer) -> Config:
             "REVERIE_MODEL_API_KEY": "sk-test",
             "REVERIE_MODEL_RETRIES": "0",
             "REVERIE_MODEL_BREAKER_S": "0",
+            "REVERIE_DREAM_RULES_FIRST": "false",  # the model writes the dream
         },
     )
 

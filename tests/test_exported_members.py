@@ -11,6 +11,7 @@ def test_all_is_sorted_and_complete() -> None:
         "commands",
         "clock",
         "config",
+        "dream",
         "embedding",
         "errors",
         "frozen",
