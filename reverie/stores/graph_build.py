@@ -51,6 +51,8 @@ class _Writer:
         self.conn, self.namespace, self.now = conn, namespace, now
         self.ids: dict[tuple[int, str], int] = {}
         self.changed = 0
+        self.dropped = False
+        """Whether a unit lost its old edges (then nodes that lead nowhere are pruned)."""
 
     def node(self, node: Node) -> int:
         place = (node.layer, node.key)
@@ -62,6 +64,9 @@ class _Writer:
             " WHERE namespace = ? AND layer = ? AND key = ?",
             (self.namespace, node.layer, node.key),
         )
+        if row is not None and node.layer != 1:  # a tip node keeps the words it was made with
+            self.ids[place] = int(row["id"])
+            return self.ids[place]
         if row is None:
             cursor = self.conn.execute(
                 """INSERT INTO graph_nodes (namespace, layer, kind, key, label, ref, current,
@@ -107,6 +112,7 @@ class _Writer:
         if old is not None and old["label"] != unit.text:
             dropped = self.conn.execute("DELETE FROM graph_edges WHERE dst = ?", (old["id"],))
             self.changed += dropped.rowcount
+            self.dropped = True
         nodes, edges = nodes_and_edges(unit)
         for node in nodes:
             self.node(node)
@@ -291,7 +297,25 @@ def build(conn: sqlite3.Connection, namespace: str, now: str) -> int:
         _set_mark(conn, namespace, "turns", int(turns[-1].ref.removeprefix("ep-")), now)
     _apply(writer, _whole(conn, namespace, known))
     writer.changed += _currency(conn, namespace, now)
+    if writer.dropped:
+        writer.changed += _prune(conn, namespace)
     return writer.changed
+
+
+def _prune(conn: sqlite3.Connection, namespace: str) -> int:
+    """Facets and facet points that no longer lead straight to an episode (a rewritten
+    summary's old words), then entities left leading nowhere, with their edges."""
+    pruned = 0
+    for layer in (2, 3, 4):
+        below = "JOIN graph_nodes d ON d.id = e.dst AND d.layer = 1" if layer < 4 else ""
+        barren = f"""SELECT id FROM graph_nodes n WHERE namespace = :ns AND layer = :layer
+                     AND NOT EXISTS (SELECT 1 FROM graph_edges e {below} WHERE e.src = n.id)"""
+        params = {"ns": namespace, "layer": layer}
+        for side in ("src", "dst"):
+            sql = f"DELETE FROM graph_edges WHERE namespace = :ns AND {side} IN ({barren})"
+            pruned += conn.execute(sql, params).rowcount
+        pruned += conn.execute(f"DELETE FROM graph_nodes WHERE id IN ({barren})", params).rowcount
+    return pruned
 
 
 def _apply(writer: _Writer, units: Iterable[Unit]) -> None:
