@@ -251,7 +251,7 @@ def test_keywords_are_the_first_content_words_one_per_stem() -> None:
     text += ", shards and replicas"
     got = keywords(text)
     assert got[:3] == ["deploys", "timeouts", "billing"]
-    assert len(got) == KEYWORDS
+    assert len(got) == KEYWORDS == 8
 
 
 def test_a_name_is_a_capital_inside_a_sentence_or_one_known() -> None:
@@ -286,3 +286,20 @@ def test_a_unit_hangs_from_its_home_and_the_people_it_names() -> None:
     descriptions = {e.description for e in edges}
     assert "a correction naming Priya about timeout, 45s" in descriptions
     assert "timeout corrections in deploy" in descriptions
+
+
+async def test_a_tip_node_keeps_the_words_it_was_made_with(
+    rv: reverie.Reverie, tmp_path: Path
+) -> None:
+    """A facet point is keyed by its word's stem; a later unit saying the word otherwise
+    reuses it as it is (no relabel, so a build of nothing new changes nothing)."""
+    home = tmp_path / "home"
+    ns = rv.namespace(NS)
+    async with ns.session("s") as s:
+        ok(await s.call_tool("topic", topic("ops", "Nightly deploys are frozen")), "ADD")
+        assert await rv.services.bus.ask(GraphDue(NS)) > 0
+        ok(await s.call_tool("topic", topic("ops", "Each deploy needs a ticket number")), "ADD")
+        assert await rv.services.bus.ask(GraphDue(NS)) > 0
+    point = rows(home, "SELECT label, created_at = updated_at FROM graph_nodes WHERE key = ?",
+                 "fact.deploy")  # fmt: skip
+    assert point == [("fact deploys", 1)]
