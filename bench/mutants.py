@@ -1387,7 +1387,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "graph-broad-chars",
-        "reverie/stores/graph_build.py",
+        "reverie/stores/graph_sources.py",
         "broad = len(text) > BROAD_CHARS",
         "broad = len(text) >= BROAD_CHARS",
         "graph build: a turn of exactly BROAD_CHARS is already broad",

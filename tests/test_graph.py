@@ -83,7 +83,7 @@ async def test_a_scripted_week_builds_the_cone(
     ids = await week(rv, clock)
     entities = keys(home, 4)
     assert {"user", "project.deploy", "project.ledger", "skill.triage", "feedback"} <= entities
-    assert {"system.agent", "person.priya"} <= entities  # SOUL.md; a name inside a sentence
+    assert {"system.agent", "name.priya"} <= entities  # SOUL.md; a name inside a sentence
     points = labels(home, 3)  # type + word (keyed by the word's stem)
     assert {"correction timeout", "pref terse", "fact postgres", "lesson release"} <= points
     assert "correction.timeout" in keys(home, 3)
@@ -278,10 +278,10 @@ def test_a_unit_hangs_from_its_home_and_the_people_it_names() -> None:
     from reverie.rules.cone import nodes_and_edges
 
     unit = Unit("fact:f", "fact", "f", "the timeout is 45s", ("correction",),
-                (Scope("project", "deploy"), Scope("person", "Priya")))  # fmt: skip
+                (Scope("project", "deploy"), Scope("name", "Priya")))  # fmt: skip
     nodes, edges = nodes_and_edges(unit)
     assert {n.key for n in nodes if n.layer == 2} == {"project.deploy/correction",
-                                                       "person.priya/correction"}  # fmt: skip
+                                                       "name.priya/correction"}  # fmt: skip
     assert {n.key for n in nodes if n.layer == 3} == {"correction.timeout", "correction.45s"}
     descriptions = {e.description for e in edges}
     assert "a correction naming Priya about timeout, 45s" in descriptions
@@ -303,3 +303,64 @@ async def test_a_tip_node_keeps_the_words_it_was_made_with(
     point = rows(home, "SELECT label, created_at = updated_at FROM graph_nodes WHERE key = ?",
                  "fact.deploy")  # fmt: skip
     assert point == [("fact deploys", 1)]
+
+
+# ---- refined by a configured model ---------------------------------------------------------
+
+
+class Namer:
+    """A hosted model's stand-in (it cannot run here): names each episode's entity and
+    facet — once with the episode's own words, once with a word it does not carry — and
+    answers every other question as the offline model does."""
+
+    name = "namer"
+
+    def __init__(self) -> None:
+        self.asked: list[list[dict[str, Any]]] = []
+
+    async def judge(self, prompt: Any) -> Any:
+        from reverie.model.offline import OfflineModel
+        from reverie.model.seam import Answer, Usage
+
+        if prompt.stage != "graph":
+            return await OfflineModel().judge(prompt)
+        units = prompt.payload["units"]
+        self.asked.append(units)
+        names_ = []
+        for unit in units:
+            if "Frankfurt" in unit["text"]:
+                names_.append({"id": unit["id"], "kind": "system", "entity": "ledger replica",
+                               "facet": "replica in Frankfurt"})  # fmt: skip
+            else:
+                names_.append({"id": unit["id"], "kind": "tool", "entity": "kubernetes",
+                               "facet": "cluster settings"})  # fmt: skip
+        return Answer({"reasoning": "r", "names": names_}, Usage(calls=1), self.name)
+
+
+async def test_a_configured_model_names_entities_only_in_the_sources_words(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """At a session's end, a model other than the offline one is asked to name new
+    episodes' entity and facet; a name made of the episode's words is kept (an entity, a
+    facet, described edges down to the episode), one with a word it does not carry is
+    not; episodes once asked are not asked again."""
+    home, namer = tmp_path / "home", Namer()
+    async with reverie.open(home, clock=clock, model=namer) as rv:
+        ns = rv.namespace(NS)
+        async with ns.session("s") as s:
+            ok(await s.call_tool("topic", topic("ledger", "The ledger replica lives in Frankfurt")),
+               "ADD")  # fmt: skip
+            ok(await s.call_tool("topic", topic("deploy", "The deploy timeout is 30s")), "ADD")
+        await rv.wait_idle()
+        asked = sum(len(units) for units in namer.asked)
+        assert asked >= 2
+        async with ns.session("s2") as s:
+            pass
+        await rv.wait_idle()
+        assert sum(len(units) for units in namer.asked) == asked  # nothing new to name
+        calls = await rv.model_calls(NS)
+    entities = keys(home, 4)
+    assert "system.ledger-replica" in entities and "tool.kubernetes" not in entities
+    assert "replica in Frankfurt of system ledger replica" in described(home)
+    assert "cluster settings" not in labels(home, 2)
+    assert calls["grapher"]["calls"] >= 1
