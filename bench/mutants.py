@@ -1425,6 +1425,22 @@ MUTANTS: tuple[Mutant, ...] = (
         "graph build: a facet point is relabelled by every unit that says its word otherwise",
         ("tests/test_graph.py::test_a_tip_node_keeps_the_words_it_was_made_with",),
     ),
+    Mutant(
+        "graph-due",
+        "reverie/actors/grapher.py",
+        "due = rebuild or await self.db.read(lambda c: graph.due(c, self.namespace))",
+        "due = True",
+        "the grapher takes a write transaction for every ask, nothing new or not",
+        ("tests/test_bundle_search.py::test_a_search_builds_only_when_something_changed",),
+    ),
+    Mutant(
+        "graph-model-words",
+        "reverie/rules/cone.py",
+        "and set(words) <= said",
+        "",
+        "a model's entity or facet name may carry words its episode does not",
+        ("tests/test_graph.py::test_a_configured_model_names_entities_only_in_the_sources_words",),
+    ),
 )
 
 

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,3 +213,33 @@ def _graph_rows(home: Path) -> tuple[int, ...]:
             conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
             for t in ("graph_nodes", "graph_edges", "graph_marks", "graph_text")
         )
+
+
+async def test_a_search_builds_only_when_something_changed(
+    tmp_path: Path, clock: reverie.ManualClock, spans: Any
+) -> None:
+    """Bundle search asks the grapher first, so it sees what was just written; with
+    nothing new since the last build the grapher's one read says so and no write
+    transaction is taken."""
+    provider, exporter = spans
+    async with reverie.open(tmp_path / "home", clock=clock, tracer_provider=provider) as rv:
+        ns = rv.namespace(NS)
+        async with ns.session("s") as s:
+            args = {"action": "save", "topic": "deploy", "content": "The deploy window is 09:00"}
+            ok(await s.call_tool("topic", args), "ADD")
+        await rv.wait_idle()
+        exporter.clear()
+        assert [h.text for h in await ns.search("deploy window", mode="bundle")] == [
+            "The deploy window is 09:00"
+        ]
+        async with ns.session("s2") as s:
+            args = {"action": "save", "topic": "deploy", "content": "Freeze starts on Friday"}
+            ok(await s.call_tool("topic", args), "ADD")
+            hits = await ns.search("freeze friday", mode="bundle")  # before any idle
+            assert hits[0].text == "Freeze starts on Friday"
+    asked = [
+        span.attributes["reverie.graph.due"]
+        for span in exporter.get_finished_spans()
+        if span.name == "reverie.grapher GraphDue"
+    ]
+    assert asked == [False, True]

@@ -74,7 +74,9 @@ class Grapher(Actor):
         message = envelope.message
         rebuild = isinstance(message, GraphDue) and message.rebuild
         now = self.clock.now()
-        changed = await self.db.write(lambda c: self._build(c, rebuild, now))
+        due = rebuild or await self.db.read(lambda c: graph.due(c, self.namespace))
+        trace.get_current_span().set_attribute("reverie.graph.due", due)
+        changed = await self.db.write(lambda c: self._build(c, rebuild, now)) if due else 0
         if self._refines(message):
             changed += await self._refine()
         index = self.projector.namespace_dir(self.namespace) / "graph" / "index.json"

@@ -29,6 +29,7 @@ __all__ = [
     "build",
     "bundle",
     "counts",
+    "due",
     "health",
     "rebuild",
     "search_hits",
@@ -131,6 +132,11 @@ def build(conn: sqlite3.Connection, namespace: str, now: datetime) -> int:
     """Bring the graph up to date with the stores, incrementally; the nodes and edges
     added or changed (0 when nothing was new: running it again changes nothing)."""
     return graph_build.build(conn, namespace, iso(now))
+
+
+def due(conn: sqlite3.Connection, namespace: str) -> bool:
+    """Whether the stores changed since the graph's last build."""
+    return graph_build.due(conn, namespace)
 
 
 def rebuild(conn: sqlite3.Connection, namespace: str, now: datetime) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Final
 
 from reverie.rules.cone import Edge, Node, Unit, named, nodes_and_edges
@@ -157,7 +158,39 @@ def build(conn: sqlite3.Connection, namespace: str, now: str) -> int:
     writer.changed += _currency(conn, namespace, now)
     if writer.dropped:
         writer.changed += _prune(conn, namespace)
+    for source, value in _seen(conn, namespace).items():
+        if value > mark(conn, namespace, source):
+            _set_mark(conn, namespace, source, value, now)
     return writer.changed
+
+
+_SEEN: Final = {
+    "ledger": "SELECT max(seq) FROM ledger WHERE namespace = ?",
+    "tagged": "SELECT max(id) FROM episodes WHERE namespace = ? AND weight IS NOT NULL",
+    "learning": "SELECT max(rn) FROM learning WHERE namespace = ?",
+    "distilled": "SELECT max(updated_at) FROM review_state WHERE namespace = ?"
+    " AND key LIKE 'summary:%'",
+}
+
+
+def _seen(conn: sqlite3.Connection, namespace: str) -> dict[str, int]:
+    """How far each kind of change has gone: the ledger (every write and every change of
+    state), the turns the extractor tagged, the log records, the distilled summaries (as
+    microseconds since the epoch)."""
+    out = {}
+    for source, sql in _SEEN.items():
+        row = fetchone(conn, sql, (namespace,))
+        value = row[0] if row else None
+        if isinstance(value, str):
+            value = int(datetime.fromisoformat(value).timestamp() * 1_000_000)
+        out[source] = int(value or 0)
+    return out
+
+
+def due(conn: sqlite3.Connection, namespace: str) -> bool:
+    """Whether anything changed in the stores since the last build (one read: a build of
+    nothing new is not worth a write transaction)."""
+    return any(v > mark(conn, namespace, s) for s, v in _seen(conn, namespace).items())
 
 
 def _prune(conn: sqlite3.Connection, namespace: str) -> int:
