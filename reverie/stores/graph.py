@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -158,7 +159,7 @@ def search_hits(
     namespace: str,
     query: str,
     k: int,
-    query_vector: Any = None,
+    query_vector: Sequence[float] | None = None,
     embedder: str | None = None,
     include_cold: bool = True,
 ) -> list[SearchHit]:
