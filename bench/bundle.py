@@ -37,6 +37,15 @@ from bench import beam, locomo
 KS = (5, 10)
 MODES: tuple[Literal["default", "bundle"], ...] = ("default", "bundle")
 Totals = dict[str, dict[str, list[float]]]  # category → mode → [sum @5, sum @10, count]
+SECONDS: dict[str, float] = dict.fromkeys(MODES, 0.0)
+"""Time spent searching, per mode (the bundle's includes its grapher's ask)."""
+
+
+async def timed(ns: reverie.Namespace, query: str, mode: Literal["default", "bundle"]) -> Any:
+    t0 = time.perf_counter()
+    hits = await ns.search(query, k=max(KS), mode=mode)
+    SECONDS[mode] += time.perf_counter() - t0
+    return hits
 
 
 def _add(totals: Totals, category: str, mode: str, scores: tuple[float, ...]) -> None:
@@ -59,7 +68,7 @@ async def locomo_run(data: list[dict[str, Any]], home: Path) -> Totals:
                 if not evidence:
                     continue
                 for mode in MODES:
-                    hits = await ns.search(qa["question"], k=max(KS), mode=mode)
+                    hits = await timed(ns, qa["question"], mode)
                     found = [owned.get(h.id, set()) for h in hits]
                     got = [len(set().union(*found[:k]) & evidence) / len(evidence) for k in KS]
                     _add(totals, str(qa.get("category")), mode, tuple(got))
@@ -78,7 +87,7 @@ async def beam_conversation(conv: beam.Conversation, home: Path, totals: Totals)
             if not evidence or not q.text:
                 continue
             for mode in MODES:
-                hits = await ns.search(q.text, k=max(KS), mode=mode)
+                hits = await timed(ns, q.text, mode)
                 found = [scorer.covers(h) for h in hits]
                 got = tuple(beam.recall_at(found, evidence, k) for k in KS)
                 _add(totals, q.category, mode, got)
@@ -120,6 +129,19 @@ def _line(category: str, modes: dict[str, list[float]]) -> dict[str, Any]:
     return {"n": n, "default": dr, "bundle": br, "ratio": ratio}
 
 
+def _timing() -> dict[str, float]:
+    """Print and reset the time each mode spent searching."""
+    spent = dict(SECONDS)
+    ratio = spent["bundle"] / spent["default"] if spent["default"] else float("nan")
+    print(
+        f"  search time: default {spent['default']:.1f} s, bundle {spent['bundle']:.1f} s"
+        f" (ratio {ratio:.2f})"
+    )
+    for mode in MODES:
+        SECONDS[mode] = 0.0
+    return spent
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--beam-limit", type=int, default=None, help="BEAM conversations")
@@ -138,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             data = json.loads(locomo.DATA.read_text())
             totals = anyio.run(locomo_run, data, Path(tmp) / "locomo")
             figures["locomo"] = report("LoCoMo", totals)
+            figures["locomo"]["seconds"] = _timing()
         if args.skip_beam:
             pass
         elif not beam.conversation_dirs(beam.DATA, args.beam_limit):
@@ -145,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             totals = anyio.run(beam_run, beam.DATA, args.beam_limit, Path(tmp) / "beam")
             figures["beam"] = report("BEAM 100K", totals)
+            figures["beam"]["seconds"] = _timing()
     print(f"\nwall time {time.perf_counter() - t0:.0f} s")
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=1))
