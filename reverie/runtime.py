@@ -559,7 +559,7 @@ class Namespace:
         to do costs a few indexed reads)."""
         s = self.runtime.services
         try:
-            await s.bus.ask(GraphDue(self.name))
+            await s.bus.ask(GraphDue(self.name, refine=False))
         except ActorDisabled:  # the graph's switch is off: search the graph as it stands
             pass
         with s.tracer.start_as_current_span("reverie.search") as span:
@@ -1206,7 +1206,9 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
             config=config,
             book=parts.book,
         ),
-        Grapher: partial(Grapher, db=db, projector=projector, clock=clock, settings=config.graph),
+        Grapher: partial(
+            Grapher, db=db, projector=projector, clock=clock, judge=judge, settings=config.graph
+        ),
         Flusher: partial(
             Flusher, db=db, bus=bus, clock=clock, config=config, judge=judge, vectors=vectors
         ),

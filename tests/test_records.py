@@ -106,7 +106,7 @@ async def test_a_home_written_before_records_gains_them_when_opened(tmp_path: Pa
             conn.execute(f"DROP TRIGGER {name}")
         for name in ("learning", "accesses", "namespaces", "learning_text"):
             conn.execute(f"DROP TABLE {name}")
-        conn.execute("DELETE FROM schema_version WHERE version >= 9")  # and what came after
+        conn.execute("DELETE FROM schema_version WHERE version >= 9")  # 10 runs again too
     async with reverie.open(home) as rv:
         record = await rv.namespace("a").record(fid)
         assert record is not None and record.tier == "hot" and record.content.endswith("30s")

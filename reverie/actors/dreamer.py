@@ -252,7 +252,8 @@ class Dreamer(Stage):
             "health_before": (seen["last"] or {}).get("health"),
             **after,
         }
-        return json.loads(json.dumps(run))
+        as_read: dict[str, Any] = json.loads(json.dumps(run))
+        return as_read
 
     def _commit(self, run: dict[str, Any], recalled: list[Any], conn: sqlite3.Connection) -> None:
         """The dream's one write: its recalls counted, its stamp, its ledger row."""

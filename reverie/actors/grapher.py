@@ -2,11 +2,18 @@
 date with what the loop stored (``reverie.stores.graph``), incrementally, past each
 source's watermark.
 
-It runs when a session goes idle or ends (after the turn's writes, like the learner) and
+It builds when a session goes idle or ends (after the turn's writes, like the learner) and
 when asked :class:`GraphDue` (the dream cycle asks before it reads the graph; ``reverie
 reindex`` asks for a rebuild). A build that changed something is projected to
 ``<ns>/graph/*.json`` after its commit. A crash only delays the graph: the watermarks are
 rows of the same transaction.
+
+When a model other than the offline one is configured, the rules' graph is refined after
+the build at a session's end and after an asked build (not a rebuild, not a search's): the
+model is asked (one bounded call, :data:`NAME_BATCH` new episodes) to name the entity and
+facet each episode is about, and a name is kept only when it is made of the episode's own
+words (:func:`reverie.rules.cone.carried`). A deferred answer leaves those episodes to be
+asked again.
 """
 
 from __future__ import annotations
@@ -17,16 +24,24 @@ from typing import Any
 
 from opentelemetry import trace
 
+from reverie.actors.context import Judge
+from reverie.actors.judging import consult
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, GraphDue, SessionEnded, SessionIdle
 from reverie.clock import Clock
 from reverie.config import GraphConfig
-from reverie.stores import graph, namespaces
+from reverie.model import questions
+from reverie.model.offline import OfflineModel
+from reverie.model.seam import Answer
+from reverie.rules.cone import MODEL_KINDS, carried
+from reverie.stores import graph, graph_build, namespaces
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
 from reverie.telemetry.logs import get_logger
 
 log = get_logger("reverie.grapher")
+NAME_BATCH = 20
+"""Episodes a configured model is asked to name in one call (one call per build)."""
 
 
 class Grapher(Actor):
@@ -40,10 +55,11 @@ class Grapher(Actor):
         db: Database,
         projector: Projector,
         clock: Clock,
+        judge: Judge,
         settings: GraphConfig,
     ) -> None:
         super().__init__(namespace)
-        self.db, self.projector, self.clock = db, projector, clock
+        self.db, self.projector, self.clock, self.judge = db, projector, clock, judge
         self.settings = settings
 
     @property
@@ -58,8 +74,13 @@ class Grapher(Actor):
         message = envelope.message
         rebuild = isinstance(message, GraphDue) and message.rebuild
         now = self.clock.now()
-        changed = await self.db.write(lambda c: self._build(c, rebuild, now))
-        if changed or isinstance(message, GraphDue):
+        due = rebuild or await self.db.read(lambda c: graph.due(c, self.namespace))
+        trace.get_current_span().set_attribute("reverie.graph.due", due)
+        changed = await self.db.write(lambda c: self._build(c, rebuild, now)) if due else 0
+        if self._refines(message):
+            changed += await self._refine()
+        index = self.projector.namespace_dir(self.namespace) / "graph" / "index.json"
+        if changed or rebuild or (isinstance(message, GraphDue) and not index.exists()):
             await self.db.read(self._files)
         trace.get_current_span().set_attribute("reverie.graph.changed", changed)
         return changed
@@ -71,6 +92,37 @@ class Grapher(Actor):
         if rebuild:
             return graph.rebuild(conn, self.namespace, now)
         return graph.build(conn, self.namespace, now)
+
+    def _refines(self, message: Any) -> bool:
+        """A model other than the offline one refines at a session's end and when the
+        ask says so (never on idle, never for a search)."""
+        if isinstance(self.judge.model, OfflineModel):
+            return False
+        return isinstance(message, SessionEnded) or (
+            isinstance(message, GraphDue) and message.refine and not message.rebuild
+        )
+
+    async def _refine(self) -> int:
+        """Ask the model to name the entity and facet of new episodes; keep the names made
+        of the episode's words. The nodes and edges added."""
+        batch = await self.db.read(lambda c: graph_build.unnamed(c, self.namespace, NAME_BATCH))
+        if not batch:
+            return 0
+        units = [{"id": int(r["id"]), "text": str(r["label"])[:800]} for r in batch]
+        answer = await consult(self.judge, self.namespace, questions.graph_names(units))
+        if not isinstance(answer, Answer):
+            return 0  # deferred or resting: asked again at the next build
+        by_id = {int(r["id"]): r for r in batch}
+        kept = []
+        for item in answer.data.get("names", []):
+            row = by_id.get(int(item["id"]))
+            if row is None or item["kind"] not in MODEL_KINDS:
+                continue
+            text = str(row["label"])
+            if carried(item["entity"], text) and carried(item["facet"], text):
+                kept.append((str(row["key"]), item["kind"], item["entity"], item["facet"]))
+        upto, now = int(batch[-1]["id"]), self.clock.now().isoformat()
+        return await self.db.write(lambda c: graph_build.name(c, self.namespace, kept, upto, now))
 
     def _files(self, conn: sqlite3.Connection) -> None:
         """After a commit: the graph's files, as a projection must — never raising."""

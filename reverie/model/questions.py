@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from reverie.model.seam import Field, Prompt, Schema
+from reverie.rules.cone import MODEL_KINDS, NAME_CHARS
 from reverie.rules.routing import Home
 
 FLUSH: Final = "flush"
@@ -16,12 +17,14 @@ DISTILL: Final = "distill"
 LINT: Final = "lint"
 PROMOTE: Final = "promote"
 DREAM: Final = "dream"
+GRAPH: Final = "graph"
 ACTOR_OF: Final = {
     FLUSH: "flusher",
     DISTILL: "distiller",
     LINT: "linter",
     PROMOTE: "promoter",
     DREAM: "dreamer",
+    GRAPH: "grapher",
 }
 """The actor that asks each question: its one name in the ledger and in call counts."""
 
@@ -78,6 +81,22 @@ PROMOTE_SCHEMA: Final = Schema(
                 Field("verdict", enum=("promote", "skip")),
                 Field("rewrite", description="The rule for MEMORY.md when promoted, else ''."),
                 Field("reason"),
+            ),
+        ),
+    )
+)
+
+GRAPH_SCHEMA: Final = Schema(
+    (
+        Field("reasoning"),
+        Field(
+            "names",
+            "array",
+            items=(
+                Field("id", "integer"),
+                Field("kind", enum=MODEL_KINDS),
+                Field("entity", max_length=NAME_CHARS, description="Words of the text only."),
+                Field("facet", max_length=NAME_CHARS, description="Words of the text only."),
             ),
         ),
     )
@@ -165,4 +184,18 @@ def promote(memory: list[str], candidates: list[dict[str, Any]], max_chars: int)
         PROMOTE_SCHEMA,
         {"memory": memory, "candidates": candidates, "max_chars": max_chars},
         1200,
+    )
+
+
+def graph_names(units: list[dict[str, Any]]) -> Prompt:
+    """``units``: ``{"id": …, "text": …}`` for each new episode of the graph."""
+    return _prompt(
+        GRAPH,
+        "For each text from an agent's memory, name the one entity it is mainly about (its "
+        f"kind: {', '.join(MODEL_KINDS)}) and the facet of that entity it tells (for example "
+        "'deploy timeouts'). Use only words that occur in the text; leave out a text with "
+        "no clear entity.",
+        GRAPH_SCHEMA,
+        {"units": units},
+        60 * len(units) + 200,
     )

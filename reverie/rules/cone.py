@@ -4,7 +4,8 @@ knowledge unit hangs from, and the sentence each edge carries (see docs/graph.md
 A unit (a fact, an entry, a turn of the episode log, a topic summary, a pattern, a log
 record, a skill) is an L1 **episode**. Its **scopes** are the L4 entities it belongs to: its
 home, read off where the loop stored it (a topic → ``project``, USER.md → ``user``, SOUL.md →
-``system``, a log record → ``feedback``, …), plus each person it names. Its **types** are
+``system``, a log record → ``feedback``, …), plus each proper name it carries (a
+person most often; a place or a product too — a capital cannot tell which). Its **types** are
 what the loop already decided it is (the extractor's tag, the entry's target, the record's
 kind). Each (scope, type) is an L2 **facet** ("corrections in deploy"); each content word
 with a type is an L3 **facet point** (``correction.timeout``), linked to its facets and to
@@ -46,8 +47,8 @@ reference; the agent's own voice is the system's)."""
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """An L4 entity: ``kind`` is one of user, project, person, system, skill, feedback,
-    reference."""
+    """An L4 entity: ``kind`` is one of user, project, name, system, skill, feedback,
+    reference (and person, tool, … when a configured model names one)."""
 
     kind: str
     name: str
@@ -163,10 +164,38 @@ def nodes_and_edges(unit: Unit) -> tuple[list[Node], list[Edge]]:
             edges.append(Edge(entity, facet, f"{scope.label} has {plural(kind)}"))
             edges.append(Edge(facet, episode, f"a {kind} {relation} {scope.name}{about}"))
             if i:
-                continue  # a named person's facets; the words hang from the home's
+                continue  # a name's facets; the words hang from the home's
             for word in words:
                 point = (FACET_POINT, f"{kind}.{stem(word)}")
                 nodes.append(Node(FACET_POINT, kind, point[1], f"{kind} {word}"))
                 edges.append(Edge(point, facet, f"{word} {plural(kind)} in {scope.name}"))
                 edges.append(Edge(point, episode, f"{kind} about {word} in {scope.name}"))
+    return nodes, edges
+
+
+MODEL_KINDS: Final = ("user", "project", "person", "tool", "system", "skill")
+"""The entity kinds a model may name (the issue's L4 kinds)."""
+NAME_CHARS: Final = 60
+"""A model's entity or facet name longer than this is refused."""
+
+
+def carried(name: str, text: str) -> bool:
+    """Whether a proposed name is made only of words ``text`` carries (case aside): a
+    model may choose among the source's words, never add one."""
+    said = {w.strip(".,;:!?()[]{}'\"`") for w in tokens(text)}
+    words = [w.strip(".,;:!?()[]{}'\"`") for w in tokens(name)]
+    words = [w for w in words if w]
+    return 0 < len(name.strip()) <= NAME_CHARS and bool(words) and set(words) <= said
+
+
+def named(episode_key: str, kind: str, entity: str, facet: str) -> tuple[list[Node], list[Edge]]:
+    """The entity and facet a model named for an episode (already checked by
+    :func:`carried`), and the edges down to the episode."""
+    scope = Scope(kind, entity)
+    top, middle = (ENTITY, scope.key), (FACET, f"{scope.key}/{_slug(facet)}")
+    nodes = [Node(ENTITY, kind, scope.key, scope.label), Node(FACET, "named", middle[1], facet)]
+    edges = [
+        Edge(top, middle, f"{scope.label} has {facet}"),
+        Edge(middle, (EPISODE, episode_key), f"{facet} of {scope.label}"),
+    ]
     return nodes, edges

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -29,6 +30,7 @@ __all__ = [
     "build",
     "bundle",
     "counts",
+    "due",
     "health",
     "rebuild",
     "search_hits",
@@ -133,6 +135,11 @@ def build(conn: sqlite3.Connection, namespace: str, now: datetime) -> int:
     return graph_build.build(conn, namespace, iso(now))
 
 
+def due(conn: sqlite3.Connection, namespace: str) -> bool:
+    """Whether the stores changed since the graph's last build."""
+    return graph_build.due(conn, namespace)
+
+
 def rebuild(conn: sqlite3.Connection, namespace: str, now: datetime) -> int:
     """The namespace's graph made again from scratch (``reverie reindex``)."""
     graph_build.reset(conn, namespace)
@@ -152,7 +159,7 @@ def search_hits(
     namespace: str,
     query: str,
     k: int,
-    query_vector: Any = None,
+    query_vector: Sequence[float] | None = None,
     embedder: str | None = None,
     include_cold: bool = True,
 ) -> list[SearchHit]:

@@ -1,4 +1,5 @@
-"""Building the M-FLOW graph from what the loop stores, incrementally (migration 10).
+"""Building the M-FLOW graph from what the loop stores, incrementally (migration 10); the
+units are read by :mod:`reverie.stores.graph_sources`.
 
 Each source has a watermark in ``graph_marks``: facts, entries, turns of the episode log and
 log records are read past it in rowid order; topic summaries, patterns and skills (a few
@@ -11,27 +12,14 @@ search never returns it), and one revived is current again. The cone of each uni
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Final
 
-from reverie.rules.cone import (
-    BROAD_CHARS,
-    ENTITY,
-    ENTRY_HOMES,
-    Edge,
-    Node,
-    Scope,
-    Unit,
-    names,
-    nodes_and_edges,
-)
-from reverie.stores import patterns, skills, summaries
+from reverie.rules.cone import Edge, Node, Unit, named, nodes_and_edges
+from reverie.stores import graph_sources as sources
 from reverie.stores.db import fetchall, fetchone
-
-LOG_KINDS: Final = ("correction", "error", "lesson", "insight", "decision")
-"""Log records that are episodes of their own (patterns are read from their library)."""
 
 _CURRENT: Final = (
     ("fact", "SELECT id FROM facts WHERE namespace = :ns AND invalid_at IS NULL"),
@@ -51,6 +39,8 @@ class _Writer:
         self.conn, self.namespace, self.now = conn, namespace, now
         self.ids: dict[tuple[int, str], int] = {}
         self.changed = 0
+        self.dropped = False
+        """Whether a unit lost its old edges (then nodes that lead nowhere are pruned)."""
 
     def node(self, node: Node) -> int:
         place = (node.layer, node.key)
@@ -62,6 +52,9 @@ class _Writer:
             " WHERE namespace = ? AND layer = ? AND key = ?",
             (self.namespace, node.layer, node.key),
         )
+        if row is not None and node.layer != 1:  # a tip node keeps the words it was made with
+            self.ids[place] = int(row["id"])
+            return self.ids[place]
         if row is None:
             cursor = self.conn.execute(
                 """INSERT INTO graph_nodes (namespace, layer, kind, key, label, ref, current,
@@ -107,6 +100,7 @@ class _Writer:
         if old is not None and old["label"] != unit.text:
             dropped = self.conn.execute("DELETE FROM graph_edges WHERE dst = ?", (old["id"],))
             self.changed += dropped.rowcount
+            self.dropped = True
         nodes, edges = nodes_and_edges(unit)
         for node in nodes:
             self.node(node)
@@ -136,139 +130,10 @@ def _set_mark(conn: sqlite3.Connection, namespace: str, source: str, value: int,
     )
 
 
-def _known_names(conn: sqlite3.Connection, namespace: str) -> frozenset[str]:
-    rows = fetchall(
-        conn,
-        "SELECT label FROM graph_nodes WHERE namespace = ? AND layer = ? AND kind = 'person'",
-        (namespace, ENTITY),
-    )
-    return frozenset(str(r[0]).removeprefix("person ") for r in rows)
-
-
-def _people(text: str, known: frozenset[str]) -> tuple[Scope, ...]:
-    return tuple(Scope("person", n) for n in names(text, known))
-
-
-def _tags(conn: sqlite3.Connection, namespace: str) -> dict[str, str]:
-    """The extractor's tag of each statement it kept, by its text: a fact flushed from a
-    tagged statement is of that type."""
-    rows = fetchall(conn, "SELECT text, tag FROM extracts WHERE namespace = ?", (namespace,))
-    return {str(r[0]): str(r[1]) for r in rows}
-
-
-def _facts(conn: sqlite3.Connection, ns: str, after: int, known: frozenset[str]) -> list[Unit]:
-    rows = fetchall(
-        conn,
-        "SELECT rowid, id, topic, content, invalid_at FROM facts"
-        " WHERE namespace = ? AND rowid > ? ORDER BY rowid",
-        (ns, after),
-    )
-    tags = _tags(conn, ns) if rows else {}
-    return [
-        Unit(
-            f"fact:{r['id']}",
-            "fact",
-            r["id"],
-            r["content"],
-            (tags.get(r["content"], "fact"),),
-            (Scope("project", r["topic"]), *_people(r["content"], known)),
-            current=r["invalid_at"] is None,
-        )
-        for r in rows
-    ]
-
-
-def _entries(conn: sqlite3.Connection, ns: str, after: int, known: frozenset[str]) -> list[Unit]:
-    rows = fetchall(
-        conn,
-        "SELECT rowid, id, target, content, status FROM entries"
-        " WHERE namespace = ? AND rowid > ? ORDER BY rowid",
-        (ns, after),
-    )
-    units = []
-    for r in rows:
-        kind, name, type_ = ENTRY_HOMES.get(r["target"], ("reference", r["target"], "note"))
-        scopes = (Scope(kind, name), *_people(r["content"], known))
-        units.append(
-            Unit(f"entry:{r['id']}", "entry", r["id"], r["content"], (type_,), scopes,
-                 current=r["status"] == "live")
-        )  # fmt: skip
-    return units
-
-
-def _turns(conn: sqlite3.Connection, ns: str, after: int, known: frozenset[str]) -> list[Unit]:
-    """The episode log's turns the extractor has tagged, in order, up to the first it has
-    not (its tags are the turn's types)."""
-    rows = fetchall(
-        conn,
-        "SELECT id, user_text, assistant_text, tags, weight FROM episodes"
-        " WHERE namespace = ? AND id > ? ORDER BY id",
-        (ns, after),
-    )
-    units = []
-    for r in rows:
-        if r["weight"] is None:
-            break
-        parts = [f"user: {r['user_text']}"] if r["user_text"] else []
-        parts += [f"assistant: {r['assistant_text']}"] if r["assistant_text"] else []
-        text = "\n".join(parts)
-        types = tuple(dict.fromkeys(json.loads(r["tags"] or "[]"))) or ("exchange",)
-        scopes = (Scope("user", "user"), *_people(text, known))
-        ref = f"ep-{r['id']}"
-        said = "\n".join(t for t in (r["user_text"], r["assistant_text"]) if t)
-        broad = len(text) > BROAD_CHARS
-        units.append(Unit(ref, "episode", ref, text, types, scopes, broad=broad, said=said))
-    return units
-
-
-def _records(conn: sqlite3.Connection, ns: str, after: int, known: frozenset[str]) -> list[Unit]:
-    marks_ = ",".join("?" * len(LOG_KINDS))
-    rows = fetchall(
-        conn,
-        f"SELECT rn, id, kind, content, status FROM learning WHERE namespace = ? AND rn > ?"
-        f" AND content IS NOT NULL AND kind IN ({marks_}) ORDER BY rn",
-        (ns, after, *LOG_KINDS),
-    )
-    return [
-        Unit(
-            f"record:{r['id']}",
-            "record",
-            r["id"],
-            r["content"],
-            (r["kind"],),
-            (Scope("feedback", "feedback"), *_people(r["content"], known)),
-            current=r["status"] == "active",
-        )
-        for r in rows
-    ]
-
-
-def _whole(conn: sqlite3.Connection, ns: str, known: frozenset[str]) -> list[Unit]:
-    """Summaries, patterns and skills: few, rewritten in place, compared at every build."""
-    units = []
-    for (topic,) in fetchall(conn, "SELECT name FROM topics WHERE namespace = ?", (ns,)):
-        text = summaries.current(conn, ns, topic)
-        if text:
-            scope = (Scope("project", topic), *_people(text, known))
-            units.append(Unit(f"summary:{topic}", "summary", f"summary:{topic}", text,
-                              ("summary",), scope, broad=True))  # fmt: skip
-    for p in patterns.library(conn, ns):
-        text = f"{p.trigger}: {p.response}"
-        kinds = tuple(f for f in p.facets if f in LOG_KINDS) or ("pattern",)
-        units.append(Unit(f"pattern:{p.id}", "pattern", p.id, text, kinds,
-                          (Scope("feedback", "feedback"),)))  # fmt: skip
-    for s in skills.every(conn, ns):
-        units.append(
-            Unit(f"skill:{s.name}", "skill", f"skill:{s.name}", f"{s.name}: {s.body}",
-                 ("skill",), (Scope("skill", s.name),), current=s.archived_at is None)
-        )  # fmt: skip
-    return units
-
-
 _SOURCES: Final = (
-    ("facts", _facts, "SELECT max(rowid) FROM facts WHERE namespace = ?"),
-    ("entries", _entries, "SELECT max(rowid) FROM entries WHERE namespace = ?"),
-    ("records", _records, "SELECT max(rn) FROM learning WHERE namespace = ?"),
+    ("facts", sources.facts, "SELECT max(rowid) FROM facts WHERE namespace = ?"),
+    ("entries", sources.entries, "SELECT max(rowid) FROM entries WHERE namespace = ?"),
+    ("records", sources.records, "SELECT max(rn) FROM learning WHERE namespace = ?"),
 )
 
 
@@ -276,7 +141,7 @@ def build(conn: sqlite3.Connection, namespace: str, now: str) -> int:
     """Bring the namespace's graph up to date with its stores, past each source's
     watermark; the nodes and edges added or changed (0 when nothing was new)."""
     writer = _Writer(conn, namespace, now)
-    known = _known_names(conn, namespace)
+    known = sources.known_names(conn, namespace)
     for source, read, top in _SOURCES:
         after = mark(conn, namespace, source)
         _apply(writer, read(conn, namespace, after, known))
@@ -285,13 +150,63 @@ def build(conn: sqlite3.Connection, namespace: str, now: str) -> int:
         if highest > after:
             _set_mark(conn, namespace, source, highest, now)
     after = mark(conn, namespace, "turns")
-    turns = _turns(conn, namespace, after, known)
+    turns = sources.turns(conn, namespace, after, known)
     _apply(writer, turns)
     if turns:
         _set_mark(conn, namespace, "turns", int(turns[-1].ref.removeprefix("ep-")), now)
-    _apply(writer, _whole(conn, namespace, known))
+    _apply(writer, sources.whole(conn, namespace, known))
     writer.changed += _currency(conn, namespace, now)
+    if writer.dropped:
+        writer.changed += _prune(conn, namespace)
+    for source, value in _seen(conn, namespace).items():
+        if value > mark(conn, namespace, source):
+            _set_mark(conn, namespace, source, value, now)
     return writer.changed
+
+
+_SEEN: Final = {
+    "ledger": "SELECT max(seq) FROM ledger WHERE namespace = ?",
+    "tagged": "SELECT max(id) FROM episodes WHERE namespace = ? AND weight IS NOT NULL",
+    "learning": "SELECT max(rn) FROM learning WHERE namespace = ?",
+    "distilled": "SELECT max(updated_at) FROM review_state WHERE namespace = ?"
+    " AND key LIKE 'summary:%'",
+}
+
+
+def _seen(conn: sqlite3.Connection, namespace: str) -> dict[str, int]:
+    """How far each kind of change has gone: the ledger (every write and every change of
+    state), the turns the extractor tagged, the log records, the distilled summaries (as
+    microseconds since the epoch)."""
+    out = {}
+    for source, sql in _SEEN.items():
+        row = fetchone(conn, sql, (namespace,))
+        value = row[0] if row else None
+        if isinstance(value, str):
+            value = int(datetime.fromisoformat(value).timestamp() * 1_000_000)
+        out[source] = int(value or 0)
+    return out
+
+
+def due(conn: sqlite3.Connection, namespace: str) -> bool:
+    """Whether anything changed in the stores since the last build (one read: a build of
+    nothing new is not worth a write transaction)."""
+    return any(v > mark(conn, namespace, s) for s, v in _seen(conn, namespace).items())
+
+
+def _prune(conn: sqlite3.Connection, namespace: str) -> int:
+    """Facets and facet points that no longer lead straight to an episode (a rewritten
+    summary's old words), then entities left leading nowhere, with their edges."""
+    pruned = 0
+    for layer in (2, 3, 4):
+        below = "JOIN graph_nodes d ON d.id = e.dst AND d.layer = 1" if layer < 4 else ""
+        barren = f"""SELECT id FROM graph_nodes n WHERE namespace = :ns AND layer = :layer
+                     AND NOT EXISTS (SELECT 1 FROM graph_edges e {below} WHERE e.src = n.id)"""
+        params = {"ns": namespace, "layer": layer}
+        for side in ("src", "dst"):
+            sql = f"DELETE FROM graph_edges WHERE namespace = :ns AND {side} IN ({barren})"
+            pruned += conn.execute(sql, params).rowcount
+        pruned += conn.execute(f"DELETE FROM graph_nodes WHERE id IN ({barren})", params).rowcount
+    return pruned
 
 
 def _apply(writer: _Writer, units: Iterable[Unit]) -> None:
@@ -321,3 +236,44 @@ def reset(conn: sqlite3.Connection, namespace: str) -> None:
     conn.execute("DELETE FROM graph_edges WHERE namespace = ?", (namespace,))
     conn.execute("DELETE FROM graph_nodes WHERE namespace = ?", (namespace,))
     conn.execute("DELETE FROM graph_marks WHERE namespace = ?", (namespace,))
+
+
+def unnamed(conn: sqlite3.Connection, namespace: str, limit: int) -> list[sqlite3.Row]:
+    """Current episodes a configured model has not been asked to name yet, oldest first:
+    ``id``, ``key``, ``label``."""
+    return fetchall(
+        conn,
+        "SELECT id, key, label FROM graph_nodes WHERE namespace = ? AND layer = 1"
+        " AND current = 1 AND id > ? ORDER BY id LIMIT ?",
+        (namespace, mark(conn, namespace, "named"), limit),
+    )
+
+
+def name(
+    conn: sqlite3.Connection,
+    namespace: str,
+    names_: list[tuple[str, str, str, str]],
+    upto: int,
+    now: str,
+) -> int:
+    """The entities and facets a model named, ``(episode key, kind, entity, facet)`` each,
+    already checked against the episode's words; episodes up to node ``upto`` count as
+    asked. The nodes and edges added."""
+    writer = _Writer(conn, namespace, now)
+    for episode_key, kind, entity, facet in names_:
+        episode = fetchone(
+            conn,
+            "SELECT id FROM graph_nodes WHERE namespace = ? AND layer = 1 AND key = ?",
+            (namespace, episode_key),
+        )
+        if episode is None:
+            continue  # gone since it was read
+        writer.ids[(1, episode_key)] = int(episode[0])
+        nodes, edges = named(episode_key, kind, entity, facet)
+        for node in nodes:
+            writer.node(node)
+        for edge in edges:
+            writer.edge(edge)
+    if upto > mark(conn, namespace, "named"):
+        _set_mark(conn, namespace, "named", upto, now)
+    return writer.changed
