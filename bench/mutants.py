@@ -1336,6 +1336,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "dream-evening-twice",
+        "reverie/dream/schedule.py",
+        "if since < evening <= now:",
+        "if since <= evening <= now:",
+        "a dream stamped at the evening slot writes that evening's daily report again",
+        ("tests/test_dream.py::test_the_first_dream_after_an_evening_writes_its_daily_report",),
+    ),
+    Mutant(
         "dream-first-waits",
         "reverie/dream/schedule.py",
         "        return last_slot(now, slots, tz)\n    return next_slot",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -685,6 +685,22 @@ class Namespace:
         assert isinstance(result, DreamDetails)
         return result.to_dict()
 
+    async def graph(self, rebuild: bool = False) -> dict[str, Any]:
+        """The M-FLOW graph brought up to date now (``rebuild``: made again from scratch) and
+        projected to ``<ns>/graph/``: what changed, each layer's size, and its shape (see
+        docs/graph.md)."""
+        _flag("rebuild", rebuild)
+        s = self.runtime.services
+        changed = await s.bus.ask(GraphDue(self.name, rebuild=rebuild))
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            shape = graph_store.health(conn, self.name)
+            return {"counts": graph_store.counts(conn, self.name), "shape": asdict(shape)}
+
+        found = await s.db.read(read)
+        folder = s.projector.namespace_dir(self.name) / "graph"
+        return {"namespace": self.name, "changed": changed, **found, "files": str(folder)}
+
     async def dream_status(self) -> dict[str, Any]:
         """The graph's size, the health score as of now (each metric and its weight), the
         pattern count, the last dream, the next one due, and the long-term counts."""
@@ -700,9 +716,8 @@ class Namespace:
         if date is not None and (not isinstance(date, str) or not _DAY.fullmatch(date)):
             raise InputError(f"date must be YYYY-MM-DD, got {quoted(date, 40)}")
         found = await self.runtime.services.db.read(lambda conn: dream_store.runs(conn, self.name))
-        wanted = [r for r in found if (date is None or r["date"] == date)]
-        if kind == "daily":
-            wanted = [r for r in wanted if r["evening"]]
+        day = "daily_date" if kind == "daily" else "date"
+        wanted = [r for r in found if r.get(day) and (date is None or r[day] == date)]
         if not wanted:
             when = f" of {date}" if date else ""
             raise InputError(

@@ -65,8 +65,9 @@ def test_slots_are_in_the_namespaces_timezone() -> None:
     at = datetime(2026, 1, 1, 2, tzinfo=UTC)  # 07:30 in Kolkata: the morning slot passed
     assert schedule.last_slot(at, SLOTS, kolkata) == datetime(2026, 1, 1, 1, 30, tzinfo=UTC)
     assert schedule.next_slot(at, SLOTS, kolkata) == datetime(2026, 1, 1, 16, 30, tzinfo=UTC)
-    assert not schedule.is_evening(at, SLOTS, kolkata)
-    assert schedule.is_evening(datetime(2026, 1, 1, 17, tzinfo=UTC), SLOTS, kolkata)
+    evening = datetime(2026, 1, 1, 16, 30, tzinfo=UTC)  # 22:00 in Kolkata
+    assert schedule.evening_passed(at, evening, SLOTS, kolkata) == evening
+    assert schedule.evening_passed(at, evening - timedelta(seconds=1), SLOTS, kolkata) is None
     # 23:30 UTC on Jan 1 is Jan 2 in Kolkata: the report's date is the local one
     assert schedule.local_day(datetime(2026, 1, 1, 23, 30, tzinfo=UTC), kolkata) == "2026-01-02"
     with pytest.raises(ValueError):
@@ -308,7 +309,7 @@ async def test_sections_without_data_are_left_out(
     async with ns.session("s") as s:
         ok(await s.call_tool("topic", save("deploy", "The deploy timeout is 30s")), "ADD")
     run = await ns.dream()
-    assert not run["evening"]
+    assert not run["evening"]  # the first dream reads the last day: no evening in it
     text = (tmp_path / "home" / "a" / "dreams" / "2026-01-01.md").read_text()
     assert "## 🫀 Health score" in text
     for absent in (
@@ -480,6 +481,17 @@ async def test_a_distillation_round_recalls_from_the_long_term_store(
 # ---- the bounds, each pinned -----------------------------------------------------------------
 
 
+def test_the_first_dream_after_an_evening_writes_its_daily_report() -> None:
+    """A host whose users sleep has no idle between 22:00 and 07:00: the morning's dream
+    writes the evening's daily report; a second one does not write it again."""
+    morning = datetime(2026, 1, 2, 9, tzinfo=UTC)
+    yesterday = datetime(2026, 1, 1, 8, tzinfo=UTC)
+    evening = datetime(2026, 1, 1, 22, tzinfo=UTC)
+    assert schedule.evening_passed(yesterday, morning, SLOTS, UTC) == evening
+    assert schedule.evening_passed(morning, morning + timedelta(hours=3), SLOTS, UTC) is None
+    assert schedule.evening_passed(evening, morning, SLOTS, UTC) is None  # already written
+
+
 def test_a_dream_at_a_slot_sharp_is_due_again_at_the_next_slot_not_at_once() -> None:
     sharp = datetime(2026, 1, 1, 22, tzinfo=UTC)
     assert schedule.next_due(sharp, sharp, SLOTS, UTC) == datetime(2026, 1, 2, 7, tzinfo=UTC)
@@ -547,3 +559,20 @@ def test_the_dreamers_stamp_is_the_key_the_pass_reads() -> None:
     from reverie.actors.reviewer import _last_key
 
     assert _last_key("dreamer") == dream_status.DUE_AT
+
+
+async def test_a_morning_dream_writes_the_daily_report_of_the_evening_before(
+    rv: reverie.Reverie, clock: ManualClock, tmp_path: Path
+) -> None:
+    ns = rv.namespace("a")
+    clock.set(datetime(2026, 1, 1, 8, tzinfo=UTC))
+    await said(ns, "s1", ("We decided to ship the beta on Friday.", "Noted."))
+    assert not (await ns.dream())["evening"]
+    clock.set(datetime(2026, 1, 2, 9, tzinfo=UTC))  # no idle at night: the next is morning
+    run = await ns.dream()
+    assert run["evening"] and (run["date"], run["daily_date"]) == ("2026-01-02", "2026-01-01")
+    daily = tmp_path / "home" / "a" / "reports" / "daily-2026-01-01.md"
+    assert daily.read_text().startswith("# 📅 Daily Report — 2026-01-01")
+    assert await ns.dream_report("daily", "2026-01-01") == daily.read_text()
+    clock.set(datetime(2026, 1, 2, 10, tzinfo=UTC))
+    assert not (await ns.dream())["evening"]  # that evening's report is written once

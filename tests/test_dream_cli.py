@@ -1,5 +1,6 @@
 """The dream commands end to end, in real subprocesses over one home (issue 12): dream
-(dry run, then for real), dream status, dream search, dream longterm, report dream|daily."""
+(dry run, then for real), dream status, dream search, dream longterm, graph, report
+dream|daily."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def test_dream_commands_round_trip(tmp_path: Path) -> None:
     }
     assert status["graph"]["episodes"] >= 1 and status["next_due"] == run["next_due"]
     assert jcli(tmp_path, "dream", "longterm")["long_term"] == 0
+    rebuilt = jcli(tmp_path, "graph", "--rebuild")
+    assert rebuilt["counts"] == status["graph"] and rebuilt["changed"] > 0
+    assert (tmp_path / "default" / "graph" / "index.json").is_file()
     [hit] = jcli(tmp_path, "dream", "search", "deploy timeout", "-k", "1")
     assert "45s" in hit["text"] and hit["path"]
     text = cli(tmp_path, "report", "dream")

@@ -237,7 +237,7 @@ class Dreamer(Stage):
             "date": schedule.local_day(slot, tz),
             "slot": slot.astimezone(tz).strftime("%H:%M"),
             "timezone": getattr(tz, "key", "UTC"),
-            "evening": schedule.is_evening(now, self.slots, tz),
+            **_evening(seen, now, self.slots, tz),
             "next_due": iso(schedule.next_slot(now, self.slots, tz)),
             "dry_run": dry_run,
             "day": _day(today),
@@ -263,6 +263,22 @@ class Dreamer(Stage):
         review_state.put(conn, self.namespace, self.last_key, run["next_due"], run["ts"])
         self.audit(conn, "round", "DONE", None, run)
         self.know(run["next_due"])
+
+
+def _evening(seen: dict[str, Any], now: datetime, slots: Any, tz: Any) -> dict[str, Any]:
+    """Whether this dream writes a daily report (an evening slot passed since the last
+    dream; for a first one, when the slot it answers is the evening), and that evening's
+    date."""
+    last = (seen["last"] or {}).get("ts")
+    if last:
+        since = datetime.fromisoformat(last)
+    else:
+        since = schedule.last_slot(now, slots, tz) - timedelta(microseconds=1)
+    evening = schedule.evening_passed(since, now, slots, tz)
+    return {
+        "evening": evening is not None,
+        "daily_date": None if evening is None else schedule.local_day(evening, tz),
+    }
 
 
 def _zone(name: str) -> Any:

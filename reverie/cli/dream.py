@@ -1,4 +1,4 @@
-"""Seed 004's commands: ``reverie dream`` (now; ``--dry-run``), ``dream status``,
+"""Seed 004's commands: ``reverie dream`` (now; ``--dry-run``), ``dream status``, ``graph``,
 ``dream search Q`` (Bundle Search), ``dream longterm``, and ``reverie report daily|dream``
 (the latest report, or one day's)."""
 
@@ -163,3 +163,24 @@ def dream_report(
 ) -> None:
     """The dream report."""
     _report("dream", home, namespace, date, as_json, config_file)
+
+
+@app.command("graph")
+def graph(
+    home: Home = DEFAULT_HOME,
+    namespace: Ns = "default",
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Make it again from scratch.")] = False,
+    as_json: Json = False,
+    config_file: ConfigFile = None,
+    otlp: Otlp = None,
+) -> None:
+    """The M-FLOW graph brought up to date and written to <ns>/graph/: its layers' sizes."""
+    edge = _edge(home, config_file, otlp, as_json=as_json)
+    found = _with_ns(edge, namespace, lambda ns: ns.graph(rebuild=rebuild))
+
+    def human() -> None:
+        counts = ", ".join(f"{k} {v}" for k, v in found["counts"].items())
+        out.print(f"graph of {found['namespace']}: {counts} ({found['changed']} changed)")
+        out.print(f"files: {escape(found['files'])}")
+
+    _print(found, as_json, human)

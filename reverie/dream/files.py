@@ -3,7 +3,8 @@ is written again from the ledger: ``reverie report dream --date D``):
 
 - ``dreams/YYYY-MM-DD.md`` (the report; a second dream of the day replaces it) and a
   line appended to ``dream-log.md``;
-- ``reports/daily-YYYY-MM-DD.md``, with the evening dream;
+- ``reports/daily-YYYY-MM-DD.md``, with the first dream after an evening slot (its date
+  is that evening's);
 - ``truth/user_state.md`` (who the user is, as USER.md and user_settings hold it now) and
   ``truth/pending.md`` (the next actions and the errors still open);
 - ``archive.md``: each record that went COLD since the last dream, appended once
@@ -71,7 +72,7 @@ def write(
     put(dream_file(projector, namespace, run["date"]), report.dream(run))
     put(root / "dream-log.md", report.log_line(run), append=True)
     if run["evening"]:
-        put(daily_file(projector, namespace, run["date"]), report.daily(run))
+        put(daily_file(projector, namespace, run["daily_date"]), report.daily(run))
     for name, text in _truth(run).items():
         put(root / "truth" / name, text)
     archived = _archived(run)

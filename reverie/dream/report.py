@@ -172,10 +172,9 @@ def _reflection(run: Run) -> list[str]:
     lines = []
     if corrections:
         lines.append(f"I was corrected {_n(corrections, 'time')} today; the new values now stand.")
-    weakest = min(health["metrics"].items(), key=lambda kv: kv[1])
-    lines.append(
-        f"My weakest health metric is {_METRIC_NAMES[weakest[0]].lower()} ({weakest[1]:.2f})."
-    )
+    weakest = min(_METRIC_NAMES, key=lambda name: health["metrics"][name])  # ties: in order
+    value = health["metrics"][weakest]
+    lines.append(f"My weakest health metric is {_METRIC_NAMES[weakest].lower()} ({value:.2f}).")
     if run.get("recalled"):
         lines.append(f"{len(run['recalled'])} old memories came back into use.")
     return _bullets(lines)
@@ -193,4 +192,4 @@ DAILY_SECTIONS: Final[tuple[tuple[str, Callable[[Run], list[str]]], ...]] = (
 
 def daily(run: Run) -> str:
     """The daily report, the seed's six sections."""
-    return _document(f"📅 Daily Report — {run['date']}", DAILY_SECTIONS, run)
+    return _document(f"📅 Daily Report — {run['daily_date']}", DAILY_SECTIONS, run)

@@ -67,10 +67,21 @@ def next_due(
     return next_slot(last_run, slots, tz)
 
 
-def is_evening(when: datetime, slots: tuple[time, ...], tz: tzinfo) -> bool:
-    """Whether a dream run at ``when`` answers the day's last slot (the evening dream, which
-    writes the daily report too)."""
-    return last_slot(when, slots, tz).astimezone(tz).time() == slots[-1]
+def evening_passed(
+    since: datetime, now: datetime, slots: tuple[time, ...], tz: tzinfo
+) -> datetime | None:
+    """The latest evening slot (the day's last) in ``(since, now]``: a dream that follows
+    one writes that day's daily report, even when no idle came between the evening and the
+    next morning's slot (a host whose users sleep). None when none passed."""
+    day = now.astimezone(tz).date()
+    for _ in range(2):
+        evening = datetime.combine(day, slots[-1], tz).astimezone(UTC)
+        if since < evening <= now:
+            return evening
+        if evening <= since:
+            return None
+        day -= timedelta(days=1)
+    return None
 
 
 def local_day(when: datetime, tz: tzinfo) -> str:
