@@ -306,8 +306,9 @@ async def test_sections_without_data_are_left_out(
 ) -> None:
     clock.set(datetime(2026, 1, 1, 9, tzinfo=UTC))  # a morning dream: no daily report
     ns = rv.namespace("a")
-    async with ns.session("s") as s:
-        ok(await s.call_tool("topic", save("deploy", "The deploy timeout is 30s")), "ADD")
+    async with ns.session("s") as s:  # a setting: nothing learnt, nothing to do
+        setting = {"action": "add", "target": "user_settings", "content": "timezone: UTC"}
+        ok(await s.call_tool("memory", setting), "ADD")
     run = await ns.dream()
     assert not run["evening"]  # the first dream reads the last day: no evening in it
     text = (tmp_path / "home" / "a" / "dreams" / "2026-01-01.md").read_text()
@@ -449,8 +450,15 @@ async def test_a_model_that_fails_leaves_the_rules_lines(
 
 
 async def test_a_distillation_round_recalls_from_the_long_term_store(
-    rv: reverie.Reverie, clock: ManualClock
+    tmp_path: Path, clock: ManualClock
 ) -> None:
+    """The distiller's own recall (the pass's dream, which would recall it too, is off)."""
+    off = Config(dream=DreamConfig(enabled=False))
+    async with reverie.open(tmp_path / "home", config=off, clock=clock) as rv:
+        await _distiller_recalls(rv, clock)
+
+
+async def _distiller_recalls(rv: reverie.Reverie, clock: ManualClock) -> None:
     clock.set(NOW)
     ns = rv.namespace("a")
     async with ns.session("old") as s:
@@ -499,7 +507,7 @@ def test_a_dream_at_a_slot_sharp_is_due_again_at_the_next_slot_not_at_once() -> 
 
 def _day(*texts: str, kind: str = "correction") -> dream_store.Day:
     said = tuple(dream_store.Said(f"x{i}", kind, t) for i, t in enumerate(texts))
-    return dream_store.Day("", 0, 0, said, (), (), {}, 0, (), {}, {})
+    return dream_store.Day("", 0, 0, (), said, (), (), {}, 0, (), {}, {})
 
 
 def test_one_insight_per_distinct_statement_and_none_from_a_paste() -> None:
@@ -576,3 +584,22 @@ async def test_a_morning_dream_writes_the_daily_report_of_the_evening_before(
     assert await ns.dream_report("daily", "2026-01-01") == daily.read_text()
     clock.set(datetime(2026, 1, 2, 10, tzinfo=UTC))
     assert not (await ns.dream())["evening"]  # that evening's report is written once
+
+
+def test_what_the_write_path_stored_comes_before_what_was_only_tagged() -> None:
+    said = dream_store.Said
+    day = dream_store.Day(
+        "",
+        0,
+        0,
+        (said("f1", "fact", "The pager rota is on Mondays"), said("f2", "update", "Port is 8006")),
+        (said("x1", "error", "I want to add more error handling to this"),),
+        (said("l1", "correction", "Actually the cache TTL is 60s"),),
+        (),
+        {},
+        0,
+        (),
+        {},
+        {},
+    )
+    assert [s.id for s in distil.insight_sources(day)] == ["f2", "f1", "l1", "x1"]

@@ -91,10 +91,14 @@ def _distinct(said: Sequence[Said], limit: int) -> list[Said]:
 
 
 def insight_sources(today: Day) -> list[Said]:
-    """Learnings first (they were judged worth a record), then HIGH-weight statements."""
+    """What the write path stored first — values that changed, then new facts and entries
+    (each passed the write path's checks: no paste, no guess, no secret) — then the
+    learning records, then the HIGH-weight statements only tagged."""
+    updates = [s for s in today.stored if s.kind == "update"]
+    stored = [s for s in today.stored if s.kind != "update"]
     learnt = [s for s in today.learnt if s.kind in _INSIGHT_KINDS]
     said = [s for s in today.high if s.kind in _INSIGHT_KINDS]
-    return usable(learnt + said)
+    return usable(updates + stored + learnt + said)
 
 
 def by_rules(today: Day, recalled: Sequence[str], max_insights: int, max_actions: int) -> Learnt:

@@ -45,6 +45,9 @@ class Day:
     since: str
     exchanges: int
     sessions: int
+    stored: tuple[Said, ...]
+    """What the write path took since and still holds: live facts (``update`` when one
+    superseded an older value) and MEMORY/USER entries, newest first."""
     high: tuple[Said, ...]
     """HIGH-weight statements (corrections, errors, decisions, completions, insights)."""
     learnt: tuple[Said, ...]
@@ -114,6 +117,7 @@ def day(conn: sqlite3.Connection, namespace: str, since: str, limit: int = 200) 
         since=since,
         exchanges=int(ep[0]) if ep else 0,
         sessions=int(ep[1]) if ep else 0,
+        stored=tuple(_stored(conn, namespace, since, limit)),
         high=tuple(Said(r[0], r[1], r[2], session_id=r[3]) for r in high),
         learnt=tuple(Said(*r) for r in logs),
         open_errors=tuple(Said(*r) for r in errors),
@@ -140,6 +144,19 @@ _BACKGROUND: Final = (
     "dreamer",
 )
 """Actors whose ledger rows are upkeep, not the day's work."""
+
+
+def _stored(conn: sqlite3.Connection, namespace: str, since: str, limit: int) -> list[Said]:
+    rows = fetchall(
+        conn,
+        "SELECT id, iif(supersedes IS NULL, 'fact', 'update'), content, session_id, created_at"
+        " FROM facts WHERE namespace = ? AND created_at >= ? AND invalid_at IS NULL"
+        " UNION ALL SELECT id, 'entry', content, session_id, updated_at FROM entries"
+        " WHERE namespace = ? AND updated_at >= ? AND status = 'live'"
+        " AND target IN ('memory', 'user') ORDER BY 5 DESC LIMIT ?",
+        (namespace, since, namespace, since, limit),
+    )
+    return [Said(r[0], r[1], r[2], session_id=r[3]) for r in rows]
 
 
 def _writes(conn: sqlite3.Connection, namespace: str, since: str) -> dict[str, int]:
