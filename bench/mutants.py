@@ -1419,6 +1419,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_dream.py::test_one_insight_per_distinct_statement_and_none_from_a_paste",),
     ),
     Mutant(
+        "dream-quotes-anything",
+        "reverie/dream/distil.py",
+        'if aimed_at_agent(s.text, "user") is None and answer_problem(s.text) is None',
+        "if True",
+        "a dream quotes (and shows a model) a statement that instructs the agent or holds a secret",
+        (
+            "tests/test_dream.py::test_a_statement_aimed_at_the_agent_or_carrying_a_secret_is_never_quoted",
+        ),
+    ),
+    Mutant(
         "dream-model-values",
         "reverie/dream/distil.py",
         "    invented = values(text) - known\n",
