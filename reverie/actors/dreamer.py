@@ -122,7 +122,7 @@ class Dreamer(Stage):
 
     async def _graph_up_to_date(self) -> None:
         try:
-            await self.bus.ask(GraphDue(self.namespace))
+            await self.bus.ask(GraphDue(self.namespace, refine=False))  # session ends refine
         except (ReverieError, TimeoutError) as exc:  # a dream on yesterday's graph is still one
             log.warning("graph_not_built", namespace=self.namespace, error=repr(exc))
 
