@@ -257,6 +257,8 @@ async def week(rv: reverie.Reverie, clock: ManualClock, ns: reverie.Namespace) -
             await s.turn(f"Actually the staging port is {8000 + day} now, not 80.", "Got it.")
             await s.turn(f"The build failed with error E{100 + day} in the linker step.", "Hmm")
             await s.used_skill("triage")
+            timeout = save("deploy", f"The deploy timeout is {30 + 5 * day}s")
+            ok(await s.call_tool("topic", timeout), "SUPERSEDE" if day else "ADD")
         await rv.wait_idle()
         clock.set(datetime(2026, 1, 1 + day, 22, 10, tzinfo=UTC))
         run = await ns.dream()
@@ -280,8 +282,14 @@ async def test_a_weeks_dream_and_daily_reports_carry_every_section(
         "## 🏆 Skill leaderboard",
         "## 💡 What I learned",
         "## 🎯 Tomorrow's focus",
+        "## 🔁 Recurring patterns (≥ 3 sessions)",
+        "## 🗄️ Archive candidates",
+        "## Patterns updated",
     ):
         assert heading in text, heading
+    assert "superseded, no longer active" in text  # yesterday's timeout, gone COLD
+    archive = (tmp_path / "home" / "a" / "archive.md").read_text().splitlines()
+    assert len(archive) == 6 and all("The deploy timeout is" in line for line in archive)
     assert "triage: 7 uses (+1 today)" in text
     daily = (tmp_path / "home" / "a" / "reports" / "daily-2026-01-07.md").read_text()
     for heading in (
@@ -292,6 +300,9 @@ async def test_a_weeks_dream_and_daily_reports_carry_every_section(
         "## 💭 Reflection",
     ):
         assert heading in daily, heading
+    assert "## 🛠️ Skill development" not in daily  # no skill made or changed that day
+    first = (tmp_path / "home" / "a" / "reports" / "daily-2026-01-01.md").read_text()
+    assert "## 🛠️ Skill development\n\n- triage: create" in first
     assert await ns.dream_report("daily") == daily
     assert (
         await ns.dream_report("dream", "2026-01-03")

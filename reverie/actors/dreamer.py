@@ -42,6 +42,8 @@ LAST: Final = status.LAST
 """The last dream's short record (when, its date and health), for the next one."""
 _FIRST_DAY: Final = timedelta(days=1)
 """A first dream reads the last day."""
+RECURRING: Final = 3
+"""The report's recurring patterns: seen in at least this many sessions (the seed's ≥ 3)."""
 _LINKED: Final = 20
 """New learnings linked through Bundle Search per dream (each one search)."""
 
@@ -112,7 +114,7 @@ class Dreamer(Stage):
         seen = await self.db.read(partial(self._read, now))
         learnt = await self._distil(seen)
         writes = [] if dry_run else await self._topic_updates(learnt)
-        after = await self.db.read(partial(self._measure, now))
+        after = await self.db.read(partial(self._measure, now, seen["day"].since))
         run = self._record(now, seen, learnt, writes, after, dry_run)
         if dry_run:
             return DreamDetails(run)
@@ -185,24 +187,24 @@ class Dreamer(Stage):
             done.append({"topic": topic, "decision": result.decision.value, "id": result.entry_id})
         return done
 
-    def _measure(self, now: datetime, conn: sqlite3.Connection) -> dict[str, Any]:
-        """The counts and health after the dream's writes."""
+    def _measure(self, now: datetime, since: str, conn: sqlite3.Connection) -> dict[str, Any]:
+        """The counts and health after the dream's writes, and what changed ``since``."""
         lines = status.index_lines(conn, self.namespace)
         counts = dream_store.health_counts(conn, self.namespace, now, lines)
         return {
             "after": dream_store.counts(conn, self.namespace),
             "health": health.score(counts).to_dict(),
             "records": longterm.status(conn, self.namespace),
-            "skills": _board(conn, self.namespace, self._since(conn, now)),
+            "skills": _board(conn, self.namespace, since),
             "recurring": [
                 {"id": p.id, "name": p.name, "sessions": p.sessions}
-                for p in dream_store.recurring(conn, self.namespace, 3)
+                for p in dream_store.recurring(conn, self.namespace, RECURRING)
             ],
             "sample": _sample(conn, self.namespace),
             "patterns_updated": [
                 {"id": p.id, "name": p.name}
                 for p in patterns.library(conn, self.namespace)
-                if p.updated_at >= self._since(conn, now)
+                if p.updated_at >= since
             ],
             "index": {"lines": lines, "cap": self.cfg.index_lines},
             "user_state": [
@@ -211,10 +213,6 @@ class Dreamer(Stage):
                 for e in live(conn, self.namespace, target)
             ],
         }
-
-    def _since(self, conn: sqlite3.Connection, now: datetime) -> str:
-        last = review_state.get(conn, self.namespace, LAST) or {}
-        return str(last.get("ts") or iso(now - _FIRST_DAY))
 
     def _record(
         self,
