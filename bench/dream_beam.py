@@ -6,7 +6,9 @@ judged with ``bench.beam``'s own junk rules (code, logs, tables, LaTeX, lead-ins
 and source attribution (user or assistant text):
 
 - dreams run by the passes, insights and actions written, and their junk share;
-- the share of insights quoting the assistant's long answers rather than the user;
+- the share of insights quoting the assistant's long answers rather than the user, and
+  the share that are requests of the moment ("I'm trying to…", "can you…": ``bench.beam``'s
+  rule), a statement but no lesson;
 - the health score at the end, and the graph's size;
 - cost: the last dream's wall time against the feed's, same run (a ratio, not a time).
 
@@ -35,6 +37,7 @@ from bench.beam import (
     conversation_dirs,
     feed,
     flat,
+    is_request,
     junk_reason,
     load_conversation,
     namespace_of,
@@ -85,6 +88,8 @@ async def run_conversation(conv: Conversation, home: Path) -> dict[str, Any]:
         "actions": len(actions),
         "junk": len(junk),
         "junk_reasons": dict(Counter(why for why, _ in junk)),
+        "requests": sum(1 for t in insights if is_request(t)),
+        "request_samples": [t[:120] for t in insights if is_request(t)][:3],
         "junk_samples": [f"[{why}] {t[:120]!r}" for why, t in junk[:5]],
         "sources": dict(Counter(source_of(t, user, assistant) for t in insights)),
         "health": last["health"]["score"],
@@ -105,10 +110,11 @@ async def run(data: Path, limit: int | None) -> list[dict[str, Any]]:
 
 
 def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("turns", "dreams", "daily_reports", "insights", "actions", "junk")
+    keys = ("turns", "dreams", "daily_reports", "insights", "actions", "junk", "requests")
     out: dict[str, Any] = {k: sum(r[k] for r in results) for k in keys}
     out["sources"] = dict(sum((Counter(r["sources"]) for r in results), Counter()))
     out["junk_share"] = out["junk"] / max(1, out["insights"] + out["actions"])
+    out["request_share"] = out["requests"] / max(1, out["insights"])
     out["assistant_share"] = out["sources"].get("assistant", 0) / max(1, out["insights"])
     out["health_mean"] = round(sum(r["health"] for r in results) / len(results), 1)
     out["dream_over_feed"] = sum(r["dream_s"] for r in results) / sum(r["fed_s"] for r in results)
