@@ -1434,6 +1434,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_bundle_search.py::test_a_search_builds_only_when_something_changed",),
     ),
     Mutant(
+        "bundle-vectors",
+        "reverie/stores/bundle.py",
+        "if query_vector is not None and embedder is not None:",
+        "if False:",
+        "bundle search ignores the embedding seam",
+        ("tests/test_bundle_search.py::test_the_embedding_seam_adds_the_nearest_units_as_hits",),
+    ),
+    Mutant(
         "graph-model-words",
         "reverie/rules/cone.py",
         "and set(words) <= said",
