@@ -262,3 +262,29 @@ async def test_the_embedding_seam_adds_the_nearest_units_as_hits(tmp_path: Path)
             hits = await ns.search("automobile", k=3, mode="bundle")
     assert [h.text for h in hits] == ["The car has new tires"]
     assert hits[0].path == ("The car has new tires",)  # entered at the episode itself
+
+
+async def test_a_failed_build_leaves_the_search_to_the_graph_as_it_stands(
+    rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from structlog.testing import capture_logs
+
+    from reverie.stores import graph_build
+
+    ns = rv.namespace(NS)
+    async with ns.session("s") as s:
+        args = {"action": "save", "topic": "deploy", "content": "The deploy window is 09:00"}
+        ok(await s.call_tool("topic", args), "ADD")
+    await rv.wait_idle()
+
+    def broken(*_: object) -> int:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(graph_build, "build", broken)
+    async with ns.session("s2") as s:
+        args = {"action": "save", "topic": "deploy", "content": "Freeze starts on Friday"}
+        ok(await s.call_tool("topic", args), "ADD")
+        with capture_logs() as logs:
+            hits = await ns.search("deploy window freeze", mode="bundle")
+    assert [h.text for h in hits] == ["The deploy window is 09:00"]  # the graph before
+    assert any(e["event"] == "graph_not_brought_up_to_date" for e in logs)
