@@ -1556,6 +1556,25 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_bundle_search.py::test_a_search_builds_only_when_something_changed",),
     ),
     Mutant(
+        "bundle-vectors",
+        "reverie/stores/bundle.py",
+        "if query_vector is not None and embedder is not None:",
+        "if False:",
+        "bundle search ignores the embedding seam",
+        ("tests/test_bundle_search.py::test_the_embedding_seam_adds_the_nearest_units_as_hits",),
+    ),
+    Mutant(
+        "bundle-failed-build",
+        "reverie/runtime.py",
+        "        except (errors.StoreError, errors.TimeoutError, errors.InternalError) as exc:\n",
+        "        except ActorDisabled as exc:\n",
+        "a bundle search fails when its graph could not be brought up to date",
+        (
+            "tests/test_bundle_search.py::"
+            "test_a_failed_build_leaves_the_search_to_the_graph_as_it_stands",
+        ),
+    ),
+    Mutant(
         "graph-model-words",
         "reverie/rules/cone.py",
         "and set(words) <= said",

@@ -363,6 +363,10 @@ class GraphConfig:
 
     enabled: bool = True
     timeout_s: float = 60.0
+    model_names: bool = True
+    """With a model other than the offline one: on the dream's ask, the model names new
+    episodes' entities and facets (one bounded call; names kept only in the sources'
+    words)."""
 
 
 @dataclass(frozen=True)

@@ -562,6 +562,8 @@ class Namespace:
             await s.bus.ask(GraphDue(self.name, refine=False))
         except ActorDisabled:  # the graph's switch is off: search the graph as it stands
             pass
+        except (errors.StoreError, errors.TimeoutError, errors.InternalError) as exc:
+            log.warning("graph_not_brought_up_to_date", namespace=self.name, error=repr(exc))
         with s.tracer.start_as_current_span("reverie.search") as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
             span.set_attribute("gen_ai.memory.store.id", self.name)

@@ -243,3 +243,48 @@ async def test_a_search_builds_only_when_something_changed(
         if span.name == "reverie.grapher GraphDue"
     ]
     assert asked == [False, True]
+
+
+async def test_the_embedding_seam_adds_the_nearest_units_as_hits(tmp_path: Path) -> None:
+    """With an embedder (here a real local server whose "automobile" lies near "car"), a
+    query that no label's words match still finds the unit its vector is near."""
+    from tests.embed_server import EmbedServer
+    from tests.local_http import base_url, serving
+
+    with serving(EmbedServer(slow_s=1.0)) as server:
+        embedder = reverie.OpenAIEmbedder(base_url(server), "concepts", retries=0)
+        async with embedder, reverie.open(tmp_path / "home", embedder=embedder) as rv:
+            ns = rv.namespace(NS)
+            async with ns.session("s") as s:
+                args = {"action": "save", "topic": "garage", "content": "The car has new tires"}
+                ok(await s.call_tool("topic", args), "ADD")
+            await rv.wait_idle()
+            hits = await ns.search("automobile", k=3, mode="bundle")
+    assert [h.text for h in hits] == ["The car has new tires"]
+    assert hits[0].path == ("The car has new tires",)  # entered at the episode itself
+
+
+async def test_a_failed_build_leaves_the_search_to_the_graph_as_it_stands(
+    rv: reverie.Reverie, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from structlog.testing import capture_logs
+
+    from reverie.stores import graph_build
+
+    ns = rv.namespace(NS)
+    async with ns.session("s") as s:
+        args = {"action": "save", "topic": "deploy", "content": "The deploy window is 09:00"}
+        ok(await s.call_tool("topic", args), "ADD")
+    await rv.wait_idle()
+
+    def broken(*_: object) -> int:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(graph_build, "build", broken)
+    async with ns.session("s2") as s:
+        args = {"action": "save", "topic": "deploy", "content": "Freeze starts on Friday"}
+        ok(await s.call_tool("topic", args), "ADD")
+        with capture_logs() as logs:
+            hits = await ns.search("deploy window freeze", mode="bundle")
+    assert [h.text for h in hits] == ["The deploy window is 09:00"]  # the graph before
+    assert any(e["event"] == "graph_not_brought_up_to_date" for e in logs)

@@ -340,10 +340,11 @@ class Namer:
 async def test_a_configured_model_names_entities_only_in_the_sources_words(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    """At a session's end, a model other than the offline one is asked to name new
-    episodes' entity and facet; a name made of the episode's words is kept (an entity, a
-    facet, described edges down to the episode), one with a word it does not carry is
-    not; episodes once asked are not asked again."""
+    """On an asked build (the dream's), a model other than the offline one is asked to
+    name new episodes' entity and facet; a name made of the episode's words is kept (an
+    entity, a facet, described edges down to the episode), one with a word it does not
+    carry is not; episodes once asked are not asked again; a session's end, a search and
+    ``graph.model_names = false`` ask nothing."""
     home, namer = tmp_path / "home", Namer()
     async with reverie.open(home, clock=clock, model=namer) as rv:
         ns = rv.namespace(NS)
@@ -352,15 +353,26 @@ async def test_a_configured_model_names_entities_only_in_the_sources_words(
                "ADD")  # fmt: skip
             ok(await s.call_tool("topic", topic("deploy", "The deploy timeout is 30s")), "ADD")
         await rv.wait_idle()
-        asked = sum(len(units) for units in namer.asked)
-        assert asked >= 2
-        async with ns.session("s2") as s:
-            pass
-        await rv.wait_idle()
-        assert sum(len(units) for units in namer.asked) == asked  # nothing new to name
+        await ns.search("ledger replica", mode="bundle")
+        assert namer.asked == []  # the session's end and a search never ask
+        assert await rv.services.bus.ask(GraphDue(NS)) > 0
+        assert [len(units) for units in namer.asked] == [2]
+        assert await rv.services.bus.ask(GraphDue(NS)) == 0  # nothing new to name
+        assert len(namer.asked) == 1
         calls = await rv.model_calls(NS)
     entities = keys(home, 4)
     assert "system.ledger-replica" in entities and "tool.kubernetes" not in entities
     assert "replica in Frankfurt of system ledger replica" in described(home)
     assert "cluster settings" not in labels(home, 2)
     assert calls["grapher"]["calls"] >= 1
+
+
+async def test_model_names_can_be_switched_off(tmp_path: Path, clock: ManualClock) -> None:
+    namer = Namer()
+    config = reverie.Config().with_section("graph", model_names=False)
+    async with reverie.open(tmp_path / "home", clock=clock, model=namer, config=config) as rv:
+        async with rv.namespace(NS).session("s") as s:
+            ok(await s.call_tool("topic", topic("ledger", "The ledger replica lives in Frankfurt")),
+               "ADD")  # fmt: skip
+            assert await rv.services.bus.ask(GraphDue(NS)) > 0
+    assert namer.asked == []

@@ -9,11 +9,12 @@ reindex`` asks for a rebuild). A build that changed something is projected to
 rows of the same transaction.
 
 When a model other than the offline one is configured, the rules' graph is refined after
-the build at a session's end and after an asked build (not a rebuild, not a search's): the
-model is asked (one bounded call, :data:`NAME_BATCH` new episodes) to name the entity and
-facet each episode is about, and a name is kept only when it is made of the episode's own
-words (:func:`reverie.rules.cone.carried`). A deferred answer leaves those episodes to be
-asked again.
+an asked build (the dream cycle's ``GraphDue``; not a rebuild, not a search's, never on
+idle or at a session's end, so the loop's own model calls and their breaker are not touched
+between dreams): the model is asked (one bounded call, :data:`NAME_BATCH` new episodes) to
+name the entity and facet each episode is about, and a name is kept only when it is made
+of the episode's own words (:func:`reverie.rules.cone.carried`). A deferred answer leaves
+those episodes to be asked again. ``graph.model_names`` switches it off.
 """
 
 from __future__ import annotations
@@ -94,13 +95,11 @@ class Grapher(Actor):
         return graph.build(conn, self.namespace, now)
 
     def _refines(self, message: Any) -> bool:
-        """A model other than the offline one refines at a session's end and when the
-        ask says so (never on idle, never for a search)."""
-        if isinstance(self.judge.model, OfflineModel):
+        """A model other than the offline one refines when an ask says so (the dream's),
+        unless ``graph.model_names`` is off."""
+        if isinstance(self.judge.model, OfflineModel) or not self.settings.model_names:
             return False
-        return isinstance(message, SessionEnded) or (
-            isinstance(message, GraphDue) and message.refine and not message.rebuild
-        )
+        return isinstance(message, GraphDue) and message.refine and not message.rebuild
 
     async def _refine(self) -> int:
         """Ask the model to name the entity and facet of new episodes; keep the names made

@@ -265,8 +265,8 @@ class MoveRecord(Message):
 class GraphDue(Message):
     """Bring the namespace's M-FLOW graph up to date now and project it (an ask; the
     answer is how many nodes and edges were added or changed). ``rebuild``: from scratch.
-    ``refine``: then let a configured model name new episodes' entities and facets (a
-    search asks without: a read never calls a model)."""
+    ``refine``: then let a configured model name new episodes' entities and facets (the
+    dream cycle's ask; a search and ``reindex`` ask without: a read never calls a model)."""
 
     rebuild: bool = False
     refine: bool = True
