@@ -124,7 +124,8 @@ class Dreamer(Stage):
 
     async def _graph_up_to_date(self) -> None:
         try:
-            await self.bus.ask(GraphDue(self.namespace, refine=False))  # session ends refine
+            # a configured model names new entities when the model writes the dream too
+            await self.bus.ask(GraphDue(self.namespace, refine=not self.cfg.rules_first))
         except (ReverieError, TimeoutError) as exc:  # a dream on yesterday's graph is still one
             log.warning("graph_not_built", namespace=self.namespace, error=repr(exc))
 
