@@ -32,6 +32,9 @@ def test_dream_commands_round_trip(tmp_path: Path) -> None:
     assert (tmp_path / "default" / "graph" / "index.json").is_file()
     [hit] = jcli(tmp_path, "dream", "search", "deploy timeout", "-k", "1")
     assert "45s" in hit["text"] and hit["path"]
+    found = jcli(tmp_path, "search", "deploy timeout", "--mode", "bundle", "-k", "1")
+    assert [h["id"] for h in found["hits"]] == [hit["id"]]
+    assert "mode" in jcli(tmp_path, "search", "x", "--mode", "sideways", code=2)["error"]
     text = cli(tmp_path, "report", "dream")
     assert text.startswith(f"# 🌙 Dream Report — {run['date']}")
     assert "## 🫀 Health score" in text

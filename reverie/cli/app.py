@@ -363,6 +363,9 @@ def search(
     query: str,
     k: Annotated[int, typer.Option("-k", min=1, max=1000)] = 10,
     include_superseded: Annotated[bool, typer.Option("--all")] = False,
+    mode: Annotated[
+        str, typer.Option("--mode", help="default, or bundle (seed 004's Bundle Search)")
+    ] = "default",
     home: Home = DEFAULT_HOME,
     namespace: Ns = "default",
     as_json: Json = False,
@@ -372,7 +375,14 @@ def search(
     """Ranked search over live facts, entries and episodes."""
     edge = _edge(home, config_file, otlp, as_json=as_json)
     hits = _with_ns(
-        edge, namespace, lambda ns: ns.search(query, k=k, include_superseded=include_superseded)
+        edge,
+        namespace,
+        lambda ns: ns.search(
+            query,
+            k=k,
+            include_superseded=include_superseded,
+            mode=mode,  # type: ignore[arg-type]  # checked there: a bad one is an InputError
+        ),
     )
 
     def human() -> None:
