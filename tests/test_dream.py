@@ -282,6 +282,7 @@ async def test_a_weeks_dream_and_daily_reports_carry_every_section(
         "## 🏆 Skill leaderboard",
         "## 💡 What I learned",
         "## 🎯 Tomorrow's focus",
+        "## 🔗 Linked into the graph",
         "## 🔁 Recurring patterns (≥ 3 sessions)",
         "## 🗄️ Archive candidates",
         "## Patterns updated",

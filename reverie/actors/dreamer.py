@@ -44,8 +44,9 @@ _FIRST_DAY: Final = timedelta(days=1)
 """A first dream reads the last day."""
 RECURRING: Final = 3
 """The report's recurring patterns: seen in at least this many sessions (the seed's ≥ 3)."""
-_LINKED: Final = 20
-"""New learnings linked through Bundle Search per dream (each one search)."""
+LINKED: Final = 5
+"""New learnings linked through Bundle Search per dream, newest first (each search costs
+about seven default searches: ``bench.bundle``; twenty cost a dream 60 % more)."""
 
 
 class Dreamer(Stage):
@@ -136,10 +137,7 @@ class Dreamer(Stage):
         today = dream_store.day(conn, self.namespace, since)
         said = [s.text for s in today.high][: self.cfg.recall_keywords]
         recalled = longterm.recall(conn, self.namespace, longterm.query_of(said), self.cfg.recall_k)
-        links = [
-            {"id": s.id, "hits": [_hit(h) for h in graph.bundle(conn, self.namespace, s.text, 3)]}
-            for s in today.learnt[:_LINKED]
-        ]
+        links = [_linked(conn, self.namespace, s) for s in reversed(today.learnt[-LINKED:])]
         zone = self.cfg.timezone or dream_store.timezone_of(conn, self.namespace)
         return {
             "last": last,
@@ -285,6 +283,12 @@ def _zone(name: str) -> Any:
         return schedule.zone(name)
     except ValueError:  # a timezone said in chat ("JST", "Pacific time"): not a zone name
         return schedule.zone("")
+
+
+def _linked(conn: sqlite3.Connection, namespace: str, said: dream_store.Said) -> dict[str, Any]:
+    """A learning's nearest knowledge in the graph other than itself, and the paths."""
+    hits = [h for h in graph.bundle(conn, namespace, said.text, 3) if h.id != said.id]
+    return {"id": said.id, "text": said.text, "hits": [_hit(h) for h in hits[:2]]}
 
 
 def _hit(hit: graph.BundleHit) -> dict[str, Any]:

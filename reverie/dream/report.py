@@ -97,6 +97,14 @@ def _patterns_updated(run: Run) -> list[str]:
     return [f"- {p['id']}: {p['name']}" for p in run.get("patterns_updated", [])]
 
 
+def _linked(run: Run) -> list[str]:
+    lines = []
+    for link in run.get("linked", []):
+        for hit in link["hits"][:1]:
+            lines.append(f"- {link['text'][:100]} → {hit['id']} via {' → '.join(hit['path'])}")
+    return lines
+
+
 def _recalled(run: Run) -> list[str]:
     return [f"- {r['id']} ({r['kind']}): {r['text']}" for r in run.get("recalled", [])]
 
@@ -108,6 +116,7 @@ DREAM_SECTIONS: Final[tuple[tuple[str, Callable[[Run], list[str]]], ...]] = (
     ("🏆 Skill leaderboard", _leaderboard),
     ("💡 What I learned", lambda run: _bullets(list(run["learnt"]["insights"]))),
     ("🎯 Tomorrow's focus", lambda run: _bullets(list(run["learnt"]["actions"]))),
+    ("🔗 Linked into the graph", _linked),
     ("📚 Recalled from long-term memory", _recalled),
     ("🔁 Recurring patterns (≥ 3 sessions)", _recurring),
     ("🗄️ Archive candidates", _archive),
