@@ -176,7 +176,7 @@ async def test_a_round_is_the_dict_of_its_typed_reports(
         "promoter: ran (candidates=4, promoted=2, deferred_budget=2)\n"
         "curator: ran (dry_run=True)\n"
         "dreamer: ran (date=2026-04-01, slot=22:00, timezone=UTC, evening=True,"
-        " next_due=2026-04-02T07:00:00.000000+00:00, dry_run=False, insights=0, actions=0,"
+        " next_due=2026-04-02T07:00:00.000000+00:00, dry_run=False, insights=2, actions=0,"
         " recalled=0)\n"
         "</reverie-report>"
     )
@@ -508,7 +508,7 @@ async def test_failed_and_over_budget_stages_keep_their_shape(
         "promoter: ran (candidates=0)\n"
         f"curator: failed (dry_run=True, error={broke})\n"
         "dreamer: ran (date=2025-12-31, slot=22:00, timezone=UTC, evening=True,"
-        " next_due=2026-01-01T07:00:00.000000+00:00, dry_run=False, insights=0, actions=0,"
+        " next_due=2026-01-01T07:00:00.000000+00:00, dry_run=False, insights=1, actions=0,"
         " recalled=0)\n"
         "</reverie-report>"
     )
