@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from functools import partial
@@ -44,9 +45,10 @@ _FIRST_DAY: Final = timedelta(days=1)
 """A first dream reads the last day."""
 RECURRING: Final = 3
 """The report's recurring patterns: seen in at least this many sessions (the seed's ≥ 3)."""
-LINKED: Final = 5
-"""New learnings linked through Bundle Search per dream, newest first (each search costs
-about seven default searches: ``bench.bundle``; twenty cost a dream 60 % more)."""
+LINKED: Final = 3
+"""New learnings linked through Bundle Search per dream, newest first: each search costs
+about seven default searches (``bench.bundle``), and the searches were most of a dream's
+own time on ``reverie simulate`` (``duration_ms`` in its record)."""
 
 
 class Dreamer(Stage):
@@ -109,14 +111,21 @@ class Dreamer(Stage):
 
     async def dream(self, *, dry_run: bool) -> DreamDetails:
         """One dream: read, recall, link, distil, write, measure, record, then the files."""
+        started = time.perf_counter()
         if not dry_run:
             await self._graph_up_to_date()
+        graphed = time.perf_counter()
         now = self.clock.now()
         seen = await self.db.read(partial(self._read, now))
         learnt = await self._distil(seen)
         writes = [] if dry_run else await self._topic_updates(learnt)
-        after = await self.db.read(partial(self._measure, now, seen["day"].since))
+        measure = partial(self._measure, now, seen["day"].since, bool(seen["linked"]))
+        after = await self.db.read(measure)
         run = self._record(now, seen, learnt, writes, after, dry_run)
+        run["duration_ms"] = {  # the wall clock, not the ManualClock: what the dream cost
+            "graph": round(1000 * (graphed - started), 1),
+            "dream": round(1000 * (time.perf_counter() - graphed), 1),
+        }
         if dry_run:
             return DreamDetails(run)
         await self.db.write(partial(self._commit, run, seen["recalled_records"]))
@@ -186,8 +195,12 @@ class Dreamer(Stage):
             done.append({"topic": topic, "decision": result.decision.value, "id": result.entry_id})
         return done
 
-    def _measure(self, now: datetime, since: str, conn: sqlite3.Connection) -> dict[str, Any]:
-        """The counts and health after the dream's writes, and what changed ``since``."""
+    def _measure(
+        self, now: datetime, since: str, links: bool, conn: sqlite3.Connection
+    ) -> dict[str, Any]:
+        """The counts and health after the dream's writes, and what changed ``since``; a
+        Bundle Search sample for the report when no learning was linked (whose searches
+        are the sample otherwise)."""
         lines = status.index_lines(conn, self.namespace)
         counts = dream_store.health_counts(conn, self.namespace, now, lines)
         return {
@@ -199,7 +212,7 @@ class Dreamer(Stage):
                 {"id": p.id, "name": p.name, "sessions": p.sessions}
                 for p in dream_store.recurring(conn, self.namespace, RECURRING)
             ],
-            "sample": _sample(conn, self.namespace),
+            "sample": None if links else _sample(conn, self.namespace),
             "patterns_updated": [
                 {"id": p.id, "name": p.name}
                 for p in patterns.library(conn, self.namespace)
