@@ -179,20 +179,27 @@ def test_health_bounds_empty_full_and_overfull() -> None:
 # ---- long-term promotion and recall ---------------------------------------------------------
 
 
+async def billing_fact(ns: reverie.Namespace) -> str:
+    async with ns.session("old") as s:
+        result = await s.call_tool("topic", save("billing", "The invoice service retries 4 times"))
+    return str(ok(result, "ADD")["entry_id"])
+
+
+async def month_later(rv: reverie.Reverie, clock: ManualClock, ns: reverie.Namespace) -> None:
+    """31 days on, a session ends: its end runs the tier rules (30 days unrecalled → COLD)."""
+    clock.advance(timedelta(days=31))
+    async with ns.session("later"):
+        pass
+    await rv.wait_idle()
+
+
 async def test_old_unrecalled_records_go_long_term_and_the_days_words_recall_them(
     rv: reverie.Reverie, clock: ManualClock
 ) -> None:
     clock.set(NOW)
     ns = rv.namespace("a")
-    async with ns.session("old") as s:
-        old = ok(
-            await s.call_tool("topic", save("billing", "The invoice service retries 4 times")),
-            "ADD",
-        )["entry_id"]
-    clock.advance(timedelta(days=31))
-    async with ns.session("later"):
-        pass  # its end runs the tier rules: 31 days unrecalled → long-term (COLD)
-    await rv.wait_idle()
+    old = await billing_fact(ns)
+    await month_later(rv, clock, ns)
     record = await ns.record(old)
     assert record is not None and record.tier == "cold"
     longterm = (await ns.dream_status())["longterm"]
@@ -217,20 +224,13 @@ async def test_a_record_recalled_often_enough_stays_short_term(
     """The seed's rule has two halves: 30 days unrecalled AND fewer than 3 recalls."""
     clock.set(NOW)
     ns = rv.namespace("a")
-    async with ns.session("old") as s:
-        kept = ok(
-            await s.call_tool("topic", save("billing", "The invoice service retries 4 times")),
-            "ADD",
-        )["entry_id"]
+    kept = await billing_fact(ns)
     for _ in range(3):
         await ns.search("invoice service retries", k=3)
     async with ns.session("flush") as s:
         await s.idle()
     await rv.wait_idle()
-    clock.advance(timedelta(days=31))
-    async with ns.session("later"):
-        pass
-    await rv.wait_idle()
+    await month_later(rv, clock, ns)
     record = await ns.record(kept)
     assert record is not None and record.tier != "cold"
 
@@ -473,11 +473,7 @@ async def test_a_distillation_round_recalls_from_the_long_term_store(
 async def _distiller_recalls(rv: reverie.Reverie, clock: ManualClock) -> None:
     clock.set(NOW)
     ns = rv.namespace("a")
-    async with ns.session("old") as s:
-        old = ok(
-            await s.call_tool("topic", save("billing", "The invoice service retries 4 times")),
-            "ADD",
-        )["entry_id"]
+    old = await billing_fact(ns)
     clock.advance(timedelta(days=31))
     async with ns.session("later") as s:
         for i in range(6):  # enough new facts for the deploy topic to be distilled
@@ -549,10 +545,7 @@ async def test_at_most_k_records_are_recalled(rv: reverie.Reverie, clock: Manual
                 ),
                 "ADD",
             )
-    clock.advance(timedelta(days=31))
-    async with ns.session("later"):
-        pass
-    await rv.wait_idle()
+    await month_later(rv, clock, ns)
     await said(ns, "today", ("Actually the invoice service retries were the problem.", "OK"))
     await rv.wait_idle()
     run = await ns.dream()
