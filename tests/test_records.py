@@ -84,7 +84,8 @@ async def test_entries_facts_and_skills_are_records_whose_status_follows_their_s
             ),
             "REMOVED",
         )
-    got = {r.id: r for r in await ns.query("limit:100")}
+        # read before the session ends: its end moves what is no longer active to COLD
+        got = {r.id: r for r in await ns.query("limit:100")}
     assert got[old["entry_id"]].status == "superseded" and got[old["entry_id"]].kind == "fact"
     assert got[new["entry_id"]].status == "active" and got[new["entry_id"]].place == "deploy"
     assert got[entry["entry_id"]].status == "archived" and got[entry["entry_id"]].kind == "entry"
