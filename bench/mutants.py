@@ -1575,6 +1575,26 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "graph-projects-every-build",
+        "reverie/actors/grapher.py",
+        "project = isinstance(message, GraphDue) and message.project",
+        "project = True",
+        "every build (on idle, at a session's end, for a search) rewrites the graph's files",
+        (
+            "tests/test_graph.py::test_builds_between_dreams_mark_the_files_stale_and_an_ask_writes_them",
+        ),
+    ),
+    Mutant(
+        "graph-stale-unmarked",
+        "reverie/actors/grapher.py",
+        "if changed and not project:",
+        "if False:",
+        "a build whose files were not written leaves no mark: the next ask may not write them",
+        (
+            "tests/test_graph.py::test_builds_between_dreams_mark_the_files_stale_and_an_ask_writes_them",
+        ),
+    ),
+    Mutant(
         "graph-model-words",
         "reverie/rules/cone.py",
         "and set(words) <= said",

@@ -559,7 +559,7 @@ class Namespace:
         to do costs a few indexed reads)."""
         s = self.runtime.services
         try:
-            await s.bus.ask(GraphDue(self.name, refine=False))
+            await s.bus.ask(GraphDue(self.name, refine=False, project=False))
         except ActorDisabled:  # the graph's switch is off: search the graph as it stands
             pass
         except (errors.StoreError, errors.TimeoutError, errors.InternalError) as exc:

@@ -376,3 +376,29 @@ async def test_model_names_can_be_switched_off(tmp_path: Path, clock: ManualCloc
                "ADD")  # fmt: skip
             assert await rv.services.bus.ask(GraphDue(NS)) > 0
     assert namer.asked == []
+
+
+async def test_builds_between_dreams_mark_the_files_stale_and_an_ask_writes_them(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Invariant: rewriting the graph's files whole is the dear part of a build, so the
+    builds on idle, at a session's end and for a search only mark them stale; a dream's
+    ask (or ``reverie graph``) writes them, once."""
+    from reverie.actors.grapher import UNPROJECTED
+
+    home = tmp_path / "home"
+    config = reverie.Config().with_section("dream", enabled=False)
+    async with reverie.open(home, clock=clock, config=config) as rv:
+        ns = rv.namespace(NS)
+        async with ns.session("s") as s:
+            ok(await s.call_tool("topic", topic("deploy", "The deploy timeout is 30s")), "ADD")
+            await s.idle()
+        await rv.wait_idle()
+        folder = home / NS / "graph"
+        stale = "SELECT value FROM review_state WHERE namespace = ? AND key = ?"
+        assert read(home, lambda c: graph.counts(c, NS))["episodes"] >= 1
+        assert not folder.exists() and rows(home, stale, NS, UNPROJECTED) == [("true",)]
+        assert await ns.search("deploy timeout", mode="bundle")
+        assert not folder.exists()  # a search never writes them
+        await ns.graph()
+        assert (folder / "index.json").is_file() and rows(home, stale, NS, UNPROJECTED) == []

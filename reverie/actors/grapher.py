@@ -29,19 +29,22 @@ from reverie.actors.context import Judge
 from reverie.actors.judging import consult
 from reverie.bus.actor import Actor
 from reverie.bus.messages import Envelope, GraphDue, SessionEnded, SessionIdle
-from reverie.clock import Clock
+from reverie.clock import Clock, iso
 from reverie.config import GraphConfig
 from reverie.model import questions
 from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer
 from reverie.rules.cone import MODEL_KINDS, carried
-from reverie.stores import graph, graph_build, namespaces
+from reverie.stores import graph, graph_build, namespaces, review_state
 from reverie.stores.db import Database
 from reverie.stores.projection import Projector
 from reverie.telemetry.logs import get_logger
 
 log = get_logger("reverie.grapher")
 NAME_BATCH = 20
+UNPROJECTED = "graph:unprojected"
+"""Set by a build whose files were not written (on idle, at a session's end, for a
+search); the next projecting ask writes them and drops it."""
 """Episodes a configured model is asked to name in one call (one call per build)."""
 
 
@@ -75,24 +78,42 @@ class Grapher(Actor):
         message = envelope.message
         rebuild = isinstance(message, GraphDue) and message.rebuild
         now = self.clock.now()
+        project = isinstance(message, GraphDue) and message.project
         due = rebuild or await self.db.read(lambda c: graph.due(c, self.namespace))
         trace.get_current_span().set_attribute("reverie.graph.due", due)
-        changed = await self.db.write(lambda c: self._build(c, rebuild, now)) if due else 0
+        if due:
+            changed = await self.db.write(lambda c: self._build(c, rebuild, now, project))
+        else:
+            changed = 0
         if self._refines(message):
             changed += await self._refine()
-        index = self.projector.namespace_dir(self.namespace) / "graph" / "index.json"
-        if changed or rebuild or (isinstance(message, GraphDue) and not index.exists()):
-            await self.db.read(self._files)
+        if project:
+            await self._project(changed > 0 or rebuild, now)
         trace.get_current_span().set_attribute("reverie.graph.changed", changed)
         return changed
 
-    def _build(self, conn: sqlite3.Connection, rebuild: bool, now: datetime) -> int:
-        """One transaction; an archived namespace's graph stands still, as its stores do."""
+    async def _project(self, changed: bool, now: datetime) -> None:
+        """The files, when the graph changed since they were written (or they are gone)."""
+        index = self.projector.namespace_dir(self.namespace) / "graph" / "index.json"
+        stale = await self.db.read(lambda c: review_state.get(c, self.namespace, UNPROJECTED))
+        if not (changed or stale or not index.exists()):
+            return
+        await self.db.read(self._files)
+        if stale:
+            await self.db.write(lambda c: review_state.drop(c, self.namespace, UNPROJECTED))
+
+    def _build(self, conn: sqlite3.Connection, rebuild: bool, now: datetime, project: bool) -> int:
+        """One transaction; an archived namespace's graph stands still, as its stores do.
+        A build whose files are not written now marks them stale, in the same transaction."""
         if namespaces.is_archived(conn, self.namespace):
             return 0
         if rebuild:
-            return graph.rebuild(conn, self.namespace, now)
-        return graph.build(conn, self.namespace, now)
+            changed = graph.rebuild(conn, self.namespace, now)
+        else:
+            changed = graph.build(conn, self.namespace, now)
+        if changed and not project:
+            review_state.put(conn, self.namespace, UNPROJECTED, True, iso(now))
+        return changed
 
     def _refines(self, message: Any) -> bool:
         """A model other than the offline one refines when an ask says so (the dream's),

@@ -264,12 +264,17 @@ class MoveRecord(Message):
 @dataclass(frozen=True, slots=True)
 class GraphDue(Message):
     """Bring the namespace's M-FLOW graph up to date now and project it (an ask; the
-    answer is how many nodes and edges were added or changed). ``rebuild``: from scratch.
+    answer is how many nodes and edges were added or changed). The builds on idle and at a
+    session's end only mark the files stale: rewriting them whole is the dear part.
+    ``rebuild``: from scratch.
     ``refine``: then let a configured model name new episodes' entities and facets (the
     dream cycle's ask; a search and ``reindex`` ask without: a read never calls a model)."""
 
     rebuild: bool = False
     refine: bool = True
+    project: bool = True
+    """Then write ``<ns>/graph/`` if anything changed since it was last written (a search
+    asks without: the files are written at a dream or when asked, never per search)."""
 
 
 class Reply:
