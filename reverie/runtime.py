@@ -717,15 +717,16 @@ class Namespace:
             raise InputError(f"kind must be one of {sorted(REPORT_KINDS)}, got {quoted(kind, 40)}")
         if date is not None and (not isinstance(date, str) or not _DAY.fullmatch(date)):
             raise InputError(f"date must be YYYY-MM-DD, got {quoted(date, 40)}")
-        found = await self.runtime.services.db.read(lambda conn: dream_store.runs(conn, self.name))
         day = "daily_date" if kind == "daily" else "date"
-        wanted = [r for r in found if r.get(day) and (date is None or r[day] == date)]
-        if not wanted:
+        found = await self.runtime.services.db.read(
+            lambda conn: dream_store.run_of(conn, self.name, day, date)
+        )
+        if found is None:
             when = f" of {date}" if date else ""
             raise InputError(
                 f"no {kind} report{when} in namespace {self.name!r}: run `reverie dream`"
             )
-        return REPORT_KINDS[kind](wanted[-1])
+        return REPORT_KINDS[kind](found)
 
     async def restore_skill(self, name: str) -> dict[str, Any]:
         """Bring an archived skill back: its directory and its registration."""

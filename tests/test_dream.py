@@ -375,7 +375,8 @@ async def test_the_dream_switch_stops_a_passes_dream_not_one_asked_for(
         ns = rv.namespace("a")
         await said(ns, "s", ("We decided to ship the beta on Friday.", "Noted."))
         assert review_stage(await rv.review(force=True), "dreamer")["status"] == "disabled"
-        assert (await ns.dream())["health"]["score"] >= 0
+        asked = await ns.dream()
+        assert not asked["dry_run"] and f"dreams/{asked['date']}.md" in asked["files"]
 
 
 # ---- a configured model, checked line by line -----------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Final
@@ -33,7 +33,7 @@ from reverie.model.seam import Answer
 from reverie.reports import DreamDetails, StageReport
 from reverie.results import ToolResult
 from reverie.stores import dream as dream_store
-from reverie.stores import graph, longterm, namespaces, patterns, review_state
+from reverie.stores import graph, longterm, namespaces, patterns, review_state, topics
 from reverie.stores.entries import live
 from reverie.telemetry.logs import get_logger
 
@@ -77,16 +77,7 @@ class Dreamer(Stage):
 
     def _answer(self, report: StageReport) -> StageOutcome:
         # interval 0: the reviewer's quiet check takes the stamp itself as the next due time
-        outcome = super()._answer(report)
-        return StageOutcome(
-            stage=outcome.stage,
-            report=outcome.report,
-            pending=outcome.pending,
-            stamped=outcome.stamped,
-            interval_h=0.0,
-            data_bound=False,
-            retry_next_round=outcome.retry_next_round,
-        )
+        return replace(super()._answer(report), interval_h=0.0, data_bound=False)
 
     def look(self, conn: sqlite3.Connection) -> None:
         """Nothing read ahead: a dream reads after the graph is brought up to date."""
@@ -155,12 +146,7 @@ class Dreamer(Stage):
             "recalled_records": recalled,
             "linked": links,
             "zone": zone,
-            "topics": [
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT name FROM topics WHERE namespace = ? ORDER BY name", (self.namespace,)
-                )
-            ],
+            "topics": topics.names(conn, self.namespace),
         }
 
     async def _distil(self, seen: dict[str, Any]) -> distil.Learnt:
@@ -203,6 +189,7 @@ class Dreamer(Stage):
         are the sample otherwise)."""
         lines = status.index_lines(conn, self.namespace)
         counts = dream_store.health_counts(conn, self.namespace, now, lines)
+        library = patterns.library(conn, self.namespace)
         return {
             "after": dream_store.counts(conn, self.namespace),
             "health": health.score(counts).to_dict(),
@@ -210,13 +197,12 @@ class Dreamer(Stage):
             "skills": _board(conn, self.namespace, since),
             "recurring": [
                 {"id": p.id, "name": p.name, "sessions": p.sessions}
-                for p in dream_store.recurring(conn, self.namespace, RECURRING)
+                for p in library
+                if p.sessions >= RECURRING
             ],
             "sample": None if links else _sample(conn, self.namespace),
             "patterns_updated": [
-                {"id": p.id, "name": p.name}
-                for p in patterns.library(conn, self.namespace)
-                if p.updated_at >= since
+                {"id": p.id, "name": p.name} for p in library if p.updated_at >= since
             ],
             "index": {"lines": lines, "cap": self.cfg.index_lines},
             "user_state": [

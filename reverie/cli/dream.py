@@ -141,28 +141,22 @@ def _report(
     _print(shown, as_json, lambda: out.print(text, markup=False, highlight=False, end=""))
 
 
-@report_app.command("daily")
-def daily(
-    home: Home = DEFAULT_HOME,
-    namespace: Ns = "default",
-    date: Date = None,
-    as_json: Json = False,
-    config_file: ConfigFile = None,
-) -> None:
-    """The daily report (written with the evening dream)."""
-    _report("daily", home, namespace, date, as_json, config_file)
+def _report_command(kind: str, about: str) -> None:
+    def command(
+        home: Home = DEFAULT_HOME,
+        namespace: Ns = "default",
+        date: Date = None,
+        as_json: Json = False,
+        config_file: ConfigFile = None,
+    ) -> None:
+        _report(kind, home, namespace, date, as_json, config_file)
+
+    command.__doc__ = about
+    report_app.command(kind)(command)
 
 
-@report_app.command("dream")
-def dream_report(
-    home: Home = DEFAULT_HOME,
-    namespace: Ns = "default",
-    date: Date = None,
-    as_json: Json = False,
-    config_file: ConfigFile = None,
-) -> None:
-    """The dream report."""
-    _report("dream", home, namespace, date, as_json, config_file)
+_report_command("daily", "The daily report (written with the first dream after the evening).")
+_report_command("dream", "The dream report.")
 
 
 @app.command("graph")

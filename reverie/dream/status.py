@@ -12,6 +12,7 @@ from reverie.dream import health
 from reverie.stores import dream as dream_store
 from reverie.stores import graph, longterm, patterns, review_state
 from reverie.stores.entries import live
+from reverie.stores.projection import entry_file_text
 
 DUE_AT: Final = "dreamer:last_run"
 """The dreamer's stamp, which holds when it is next due (see ``Dreamer._next_due``)."""
@@ -20,7 +21,7 @@ LAST: Final = "dreamer:last"
 
 def index_lines(conn: sqlite3.Connection, namespace: str) -> int:
     """MEMORY.md's lines (efficiency's measure)."""
-    return len("\n".join(e.rendered for e in live(conn, namespace, "memory")).splitlines())
+    return len(entry_file_text(live(conn, namespace, "memory")).splitlines())
 
 
 def status(conn: sqlite3.Connection, namespace: str, now: datetime) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from reverie.clock import iso
 from reverie.dream.health import Counts
 from reverie.frozen import quick_init
 from reverie.rules.identity import timezone_in
-from reverie.stores import graph, patterns
+from reverie.stores import graph
 from reverie.stores.db import fetchall, fetchone
 
 FRESH_DAYS: Final = 30
@@ -281,17 +281,26 @@ def timezone_of(conn: sqlite3.Connection, namespace: str) -> str:
     return ""
 
 
-def recurring(conn: sqlite3.Connection, namespace: str, least: int) -> list[patterns.Pattern]:
-    """Patterns seen in at least ``least`` sessions (the report's recurring section)."""
-    return [p for p in patterns.library(conn, namespace) if p.sessions >= least]
-
-
 def runs(conn: sqlite3.Connection, namespace: str) -> list[dict[str, Any]]:
     """Every dream's record, oldest first (the ledger keeps them; reports render from them)."""
-    rows = fetchall(
-        conn,
-        "SELECT detail FROM ledger WHERE namespace = ? AND actor = 'dreamer' AND action = 'round'"
-        " ORDER BY seq",
-        (namespace,),
-    )
+    rows = fetchall(conn, _RUNS + " ORDER BY seq", (namespace,))
     return [json.loads(r[0]) for r in rows if r[0]]
+
+
+_RUNS: Final = (
+    "SELECT detail FROM ledger WHERE namespace = ? AND actor = 'dreamer' AND action = 'round'"
+)
+
+
+def run_of(
+    conn: sqlite3.Connection, namespace: str, day_key: str, date: str | None
+) -> dict[str, Any] | None:
+    """The latest dream whose ``day_key`` (``date``, or ``daily_date`` for the daily
+    report) is ``date`` — or is set at all, for ``None``: one row, not every dream read."""
+    sql = _RUNS + f" AND json_extract(detail, '$.{day_key}') IS NOT NULL"
+    params: tuple[Any, ...] = (namespace,)
+    if date is not None:
+        sql += f" AND json_extract(detail, '$.{day_key}') = ?"
+        params += (date,)
+    row = fetchone(conn, sql + " ORDER BY seq DESC LIMIT 1", params)
+    return json.loads(row[0]) if row else None
