@@ -68,7 +68,9 @@ async def test_replace_remove_reinforce_and_the_ledger(rv: reverie.Reverie) -> N
         assert gone["entry_id"] == r["entry_id"]
     memory_md = (rv.home / "default" / "MEMORY.md").read_text()
     assert memory_md == "Tests need Docker running ⟦×3⟧\n"
-    ledger = await ns.ledger()
+    # the writer's rows: at the session's end the learner may already have moved what is
+    # no longer active (the replaced and the removed entry) to COLD, a row of its own
+    ledger = [x for x in await ns.ledger() if x.actor != "learner"]
     assert [x.decision for x in ledger] == [
         "ADD",
         "ADD",
