@@ -89,6 +89,8 @@ from reverie.results import Decision, FactView, ToolResult, TopicListing, refuse
 from reverie.rules.query import PRIORITIES, TIERS, parse
 from reverie.rules.secrets import refusal, secret_kind
 from reverie.seams import check_plugged, home_path
+from reverie.skills import drawing
+from reverie.skills.picture import DEFAULT_MAX_NODES, LearningGraph, learning_graph
 from reverie.snapshot import Snapshot, take
 from reverie.stores import (
     calls,
@@ -702,6 +704,39 @@ class Namespace:
         found = await s.db.read(read)
         folder = s.projector.namespace_dir(self.name) / "graph"
         return {"namespace": self.name, "changed": changed, **found, "files": str(folder)}
+
+    async def learning_graph(self, max_nodes: int = DEFAULT_MAX_NODES) -> dict[str, Any]:
+        """The learning graph's data: topics, MEMORY.md and USER.md entries, skills and
+        patterns as nodes sized by activity, the links between them, and how many nodes
+        the bound left out (see docs/skills-picture.md)."""
+        return (await self._learning_graph(max_nodes)).to_dict()
+
+    async def _learning_graph(self, max_nodes: int) -> LearningGraph:
+        if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
+            raise InputError(f"max_nodes must be a positive integer, got {quoted(max_nodes, 40)}")
+        s = self.runtime.services
+
+        def read(conn: sqlite3.Connection) -> LearningGraph:
+            settings = namespaces.effective(conn, self.name, s.config).records
+            return learning_graph(
+                conn, self.name, s.clock.now(), max_nodes=max_nodes, settings=settings
+            )
+
+        return await s.db.read(read)
+
+    async def draw_learning_graph(
+        self, path: str | Path, format: str = "svg", max_nodes: int = DEFAULT_MAX_NODES
+    ) -> dict[str, Any]:
+        """Draw the learning graph into ``path`` as ``format`` (svg or png), written whole;
+        what was drawn. A bad format or path, or no ``picture`` extra: a clear error,
+        nothing written."""
+        drawing.check_format(format)
+        drawing.check_path(path)
+        if drawing.missing_requirement() is not None:
+            raise ConfigError(drawing.INSTALL_HINT)
+        graph = await self._learning_graph(max_nodes)
+        written = await anyio.to_thread.run_sync(drawing.draw, graph, path, format)
+        return {**graph.to_dict(), "path": str(written), "format": format}
 
     async def dream_status(self) -> dict[str, Any]:
         """The graph's size, the health score as of now (each metric and its weight), the

@@ -24,6 +24,7 @@ def test_all_is_sorted_and_complete() -> None:
         "seams",
         "simulation",
         "snapshot",
+        "skills",
         "stores",
         "task_home",
         "telemetry",

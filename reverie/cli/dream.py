@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from reverie.cli import picture
 from reverie.cli.app import (
     DEFAULT_HOME,
     ConfigFile,
@@ -164,12 +165,21 @@ def graph(
     home: Home = DEFAULT_HOME,
     namespace: Ns = "default",
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Make it again from scratch.")] = False,
+    fmt: picture.Format = None,
+    output: picture.Output = None,
+    max_nodes: picture.MaxNodes = picture.DEFAULT_MAX_NODES,
     as_json: Json = False,
     config_file: ConfigFile = None,
     otlp: Otlp = None,
 ) -> None:
-    """The M-FLOW graph brought up to date and written to <ns>/graph/: its layers' sizes."""
+    """The M-FLOW graph brought up to date and written to <ns>/graph/: its layers' sizes.
+    With -o FILE: the learning graph (memory × skills) drawn as an SVG or PNG instead."""
     edge = _edge(home, config_file, otlp, as_json=as_json)
+    if output is not None or fmt is not None:
+        chosen = picture.wanted_format(fmt, output, edge)
+        assert output is not None
+        picture.draw(edge, namespace, output, chosen, max_nodes, as_json)
+        return
     found = _with_ns(edge, namespace, lambda ns: ns.graph(rebuild=rebuild))
 
     def human() -> None:

@@ -1,0 +1,1 @@
+"""Skills that evolve (issue 13): their activity, gaps, curation and the learning graph."""
