@@ -1602,6 +1602,63 @@ MUTANTS: tuple[Mutant, ...] = (
         "a model's entity or facet name may carry words its episode does not",
         ("tests/test_graph.py::test_a_configured_model_names_entities_only_in_the_sources_words",),
     ),
+    # -- the learning graph's picture (issue 13) -------------------------------------
+    Mutant(
+        "picture-tier-bonus",
+        "reverie/skills/picture.py",
+        'TIER_BONUS: Final = {"hot": 2, "warm": 1, "cold": 0}',
+        'TIER_BONUS: Final = {"hot": 0, "warm": 0, "cold": 0}',
+        "a record's tier no longer adds to its activity",
+        ("tests/test_learning_graph.py::test_activity_counts_accesses_tiers_uses_and_occurrences",),
+    ),
+    Mutant(
+        "picture-bound",
+        "reverie/skills/picture.py",
+        "kept = ranked[:max_nodes]",
+        "kept = ranked[: max_nodes + 1]",
+        "the drawing's bound lets one node more through",
+        ("tests/test_learning_graph.py::test_the_bound_keeps_the_most_active_and_counts_the_rest",),
+    ),
+    Mutant(
+        "picture-quote-floor",
+        "reverie/skills/picture.py",
+        "QUOTE_MIN_WORDS: Final = 3",
+        "QUOTE_MIN_WORDS: Final = 2",
+        "a skill body holding two words of an entry counts as quoting it",
+        ("tests/test_learning_graph.py::test_each_kind_of_edge_is_found_from_real_links",),
+    ),
+    Mutant(
+        "picture-superseded-facts",
+        "reverie/skills/picture.py",
+        "WHERE f.namespace = ? AND f.invalid_at IS NULL ORDER BY f.rowid",
+        "WHERE f.namespace = ? ORDER BY f.rowid",
+        "superseded facts weigh in and are linked to",
+        ("tests/test_learning_graph.py::test_each_kind_of_edge_is_found_from_real_links",),
+    ),
+    Mutant(
+        "picture-archived-skills",
+        "reverie/skills/picture.py",
+        "FROM skills s WHERE s.namespace = ? AND s.archived_at IS NULL",
+        "FROM skills s WHERE s.namespace = ?",
+        "archived skills are drawn",
+        ("tests/test_learning_graph.py::test_the_nodes_are_the_live_records",),
+    ),
+    Mutant(
+        "picture-max-area",
+        "reverie/skills/drawing.py",
+        "return MIN_AREA + (MAX_AREA - MIN_AREA) * math.log1p(activity) / math.log1p(most)",
+        "return MIN_AREA + (MAX_AREA - MIN_AREA) * activity / most * 10",
+        "node areas no longer bounded: a busy node swallows the picture",
+        ("tests/test_learning_graph.py::test_node_areas_are_bounded_whatever_the_activity",),
+    ),
+    Mutant(
+        "picture-seed",
+        "reverie/skills/drawing.py",
+        "iterations=300, seed=LAYOUT_SEED, scale=scale",
+        "iterations=300, seed=None, scale=scale",
+        "the layout is no longer seeded: two drawings differ",
+        ("tests/test_learning_graph.py::test_two_drawings_of_one_graph_are_the_same_file",),
+    ),
 )
 
 

@@ -31,7 +31,10 @@ BLUE = (
 BUILDS = "Builds run with make ci before every release"
 RELEASE = f"To release: {BUILDS}, then tag the commit and deploy with scripts/ship.sh."
 OLD_TIMEOUT = "The deploy timeout is 30s"
-ROLLBACK = f"To roll back: check that {OLD_TIMEOUT} still holds, then revert the tag."
+ROLLBACK = (
+    f"To roll back: check that {OLD_TIMEOUT} still holds, revert the tag, use pytest again."
+    " Prefers terse answers."
+)
 
 
 async def _first_session(ns: reverie.Namespace) -> None:
@@ -46,6 +49,8 @@ async def _first_session(ns: reverie.Namespace) -> None:
             "ADD",
         )
         args = {"action": "add", "target": "user", "content": "Prefers terse answers."}
+        ok(await s.call_tool("memory", args), "ADD")
+        args = {"action": "add", "target": "memory", "content": "Use pytest"}
         ok(await s.call_tool("memory", args), "ADD")
         args = {"action": "add", "target": "memory", "content": "Scratch note to drop later"}
         ok(await s.call_tool("memory", args), "ADD")
@@ -130,6 +135,10 @@ async def test_each_kind_of_edge_is_found_from_real_links(
     assert [f.content for f in await ns.facts("deploy")] == ["The deploy timeout is 45s"]
     assert ("skill:rollback", "topic:deploy", "quotes") not in edges
     assert ("skill:rollback", "topic:deploy", "names") in edges
+    # it quotes the user's three words, and two words are said everywhere: not a quote
+    assert ("skill:rollback", terse, "quotes") in edges
+    [two] = [e.id for e in await ns.entries("memory") if e.content == "Use pytest"]
+    assert ("skill:rollback", two, "quotes") not in edges
     assert {k for _, _, k in edges} == {"session", "member", "names", "quotes"}
 
 
@@ -197,7 +206,7 @@ async def test_the_png_decodes_to_a_picture(
     data = (tmp_path / "g.png").read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     pixels = imread(io.BytesIO(data), format="png")
-    assert pixels.shape[:2] == (900, 1200)
+    assert pixels.shape[:2] == (1050, 1400)
     assert pixels[..., :3].min() < 0.5  # something was drawn on the white
 
 

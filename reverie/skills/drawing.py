@@ -29,12 +29,12 @@ MIN_AREA: Final = 60.0
 MAX_AREA: Final = 900.0
 """Node areas (points²): the least active node and the most active one, log-scaled between,
 so one busy topic never swallows the picture."""
-FIGURE_INCHES: Final = (12.0, 9.0)
+FIGURE_INCHES: Final = (14.0, 10.5)
 PNG_DPI: Final = 100
-RING_RADIUS: Final = 1.6
-MIDDLE_SCALE: Final = 0.85
-GROUP_SCALE: Final = 0.09
-VIEW: Final = (2.5, 1.95)
+RING_RADIUS: Final = 1.75
+MIDDLE_SCALE: Final = 1.0
+GROUP_SCALE: Final = 0.16
+VIEW: Final = (2.65, 2.05)
 """Half the drawing's width and height in layout units: the ring, and labels outward of it."""
 _COLOURS: Final = {
     "topic": "#4e79a7",
@@ -115,8 +115,10 @@ def _layout(graph: LearningGraph) -> tuple[dict[str, _Point], dict[str, _Point]]
     pos = _spring(g.subgraph(middle), MIDDLE_SCALE) if middle else {}
     away = dict.fromkeys(pos, (0.0, 0.0))
     ring = RING_RADIUS if middle else 1.0
+    share = [1 + len(group) for group in groups]  # a bigger group, a wider slot
     for i, group in enumerate(groups):
-        angle = math.pi / 2 - 2 * math.pi * i / len(groups)
+        middle_of_slot = sum(share[:i]) + share[i] / 2
+        angle = math.pi / 2 - 2 * math.pi * middle_of_slot / sum(share)
         cx, cy = ring * math.cos(angle), ring * math.sin(angle)
         small = _spring(g.subgraph(group), GROUP_SCALE * math.sqrt(len(group)))
         pos.update({nid: (cx + x, cy + y) for nid, (x, y) in small.items()})
