@@ -237,6 +237,8 @@ async def test_an_empty_namespace_is_a_picture_saying_so(
         ("g.svg", None, "format must be one of svg, png"),
         ("missing/g.svg", "svg", "no directory"),
         (".", "svg", "is a directory"),
+        ("g\0.svg", "svg", "NUL"),
+        ("x" * 5000 + ".svg", "svg", "too long"),
     ],
 )
 async def test_a_bad_format_or_path_is_refused_and_nothing_is_written(

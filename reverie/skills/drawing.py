@@ -73,9 +73,15 @@ def check_path(path: object) -> Path:
     if not isinstance(path, str | os.PathLike):
         raise InputError(f"path must be a file path; got {quoted(path, 60)}")
     target = Path(path)
-    if target.is_dir():
+    if "\0" in str(target):
+        raise InputError(f"path {quoted(str(target), 120)} holds a NUL character")
+    try:
+        folder, parent = target.is_dir(), target.parent.is_dir()
+    except OSError as exc:  # a name too long, say
+        raise InputError(f"path {quoted(str(target), 120)}: {exc.strerror}") from None
+    if folder:
         raise InputError(f"path {quoted(str(target), 120)} is a directory, not a file")
-    if not target.parent.is_dir():
+    if not parent:
         raise InputError(f"no directory {quoted(str(target.parent), 120)} to write the picture in")
     return target
 
