@@ -121,6 +121,7 @@ async def prepare(home: Path) -> dict[str, Any]:
         "chain": ((fid,), {}),
         **{name: ((fid,), {}) for name in ("record", "access_history", "promote", "recall")},
         "set_tier": ((fid, "warm"), {}),
+        "draw_learning_graph": ((home.parent / "learning-graph.svg",), {}),
     }
 
 
@@ -381,9 +382,12 @@ async def hostile_outcome(target: Any, name: str, call: dict[str, Any]) -> str |
 
 
 @pytest.mark.parametrize("value", HOSTILE, ids=lambda v: type(v).__name__ + str(len(repr(v))))
-async def test_bad_arguments_raise_only_input_errors(tmp_path: Path, value: Any) -> None:
+async def test_bad_arguments_raise_only_input_errors(
+    tmp_path: Path, value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each parameter of each public coroutine, in turn, given a hostile value: an
     InputError or an ERROR answer, never InternalError (a bug) or a store error."""
+    monkeypatch.chdir(tmp_path)  # a hostile path that is a fine file name lands here
     home = tmp_path / "home"
     extra = await prepare(home)
     wrong = []
