@@ -1,0 +1,1 @@
+"""Skills that evolve: proposals and changes to the agent-made skills."""
