@@ -23,6 +23,7 @@ from reverie.stores import ledger, skills
 from reverie.stores.db import fetchone
 from reverie.stores.records import LedgerRecord, Skill
 from reverie.telemetry.tracing import trace_id_hex
+from reverie.tools import parse_call
 
 KINDS = ("consolidate", "patch")
 UNDO = {"merge": "unmerge", "trim": "untrim"}
@@ -99,15 +100,26 @@ def proposals(
             trimmed = trim_proposal(Member(s.name, s.body, 0, s.created_at), near, cfg.bloat_chars)
             if trimmed is not None:
                 made.append(trimmed)
-    return [_unless_secret(p) for p in made]
+    return [_checked(p, config) for p in made]
 
 
-def _unless_secret(proposal: Proposal) -> Proposal:
-    """The same check skill_manage's create makes: no credential in a skill body."""
-    found = secret_kind(proposal.body)
-    if found is None or proposal.blocked:
+def _checked(proposal: Proposal, config: Config) -> Proposal:
+    """The checks skill_manage's create makes (name, size, framing, no front matter, no
+    credential), on the body a proposal would write; a failing one is blocked, with why."""
+    if proposal.blocked:
         return proposal
-    blocked = f"the body holds what looks like a secret ({found})"
+    blocked = None
+    try:
+        if proposal.kind == "consolidate":
+            args = {"action": "create", "name": proposal.merged_name, "content": proposal.body}
+            parse_call("skill_manage", args, config.writer)
+        found = secret_kind(proposal.body)
+        if found is not None:
+            blocked = f"the body holds what looks like a secret ({found})"
+    except ToolInputError as exc:
+        blocked = str(exc)
+    if blocked is None:
+        return proposal
     return Proposal(**{**_fields(proposal), "blocked": blocked})
 
 

@@ -16,6 +16,7 @@ from reverie.cli.app import (
     Json,
     Ns,
     Otlp,
+    _decision,
     _edge,
     _print,
     _with_ns,
@@ -61,7 +62,7 @@ def _run(kind: str, apply: bool, show: bool, edge_args: tuple[Any, ...], namespa
     else:
         result = _with_ns(edge, namespace, lambda ns: ns.patch_skills(apply=apply))
     if result["decision"] == "ERROR":
-        edge.fail(str(result["error"]))
+        _decision(result, as_json)
 
     def human() -> None:
         title = "applied" if apply else "proposed (dry run)"
@@ -112,7 +113,7 @@ def _undo(name: str, change: str, edge_args: tuple[Any, ...], namespace: str) ->
     else:
         result = _with_ns(edge, namespace, lambda ns: ns.unpatch_skill(name))
     if result["decision"] == "ERROR":
-        edge.fail(str(result["error"]))
+        _decision(result, as_json)
 
     def human() -> None:
         out.print(f"[bold]RESTORED[/bold] {escape(name)}: its body before the {change}")

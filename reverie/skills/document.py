@@ -116,10 +116,11 @@ def render_section(section: Section) -> str:
 
 
 def render(doc: Document) -> str:
-    """The body as text: front matter (when any), then each section, blank-line separated."""
+    """The body as text: front matter (when any), then each section, blank-line separated
+    (no trailing newline: skill bodies are stored stripped)."""
     parts = []
     if doc.meta is not None:
         dumped = yaml.safe_dump(doc.meta, sort_keys=False, allow_unicode=True, width=100)
         parts.append(f"---\n{dumped}---")
     parts += [render_section(s) for s in doc.sections if s.heading or s.blocks]
-    return "\n\n".join(p for p in parts if p) + "\n"
+    return "\n\n".join(p for p in parts if p)
