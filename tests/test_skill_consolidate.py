@@ -350,3 +350,46 @@ async def test_the_review_pass_reports_proposals_and_applies_none(
         "deploy-staging",
     ]
     assert _body(rv.home, "deploy-prod") == PROD
+
+
+TWINS = """# Deploy
+
+Deploy the web app with the release script to the staging cluster from the build host tonight.
+
+Deploy the web app with the release script to the staging cluster from the build host today.
+
+Deploy the web app with the release script to the production cluster."""
+
+
+async def test_the_default_near_duplicate_threshold_decides_what_a_trim_drops(
+    rv: reverie.Reverie,
+) -> None:
+    """Two paragraphs at 0.82 (over the default 0.8) are one; at 0.75 they are two."""
+    ns = rv.namespace()
+    await _create(ns, deploy=TWINS)
+    [proposal] = (await ns.patch_skills())["proposals"]
+    [dropped] = proposal["dropped"]
+    assert dropped["reason"] == "near-duplicate paragraph" and dropped["text"].endswith("today.")
+    assert proposal["body"].endswith("to the production cluster.")
+
+
+async def test_two_trims_are_undone_one_at_a_time(rv: reverie.Reverie) -> None:
+    ns = rv.namespace()
+    await _create(ns, backup=REPEATED)
+    first = ok(await ns.patch_skills(apply=True), "PATCHED")["proposals"][0]["body"]
+    async with ns.session("p") as s:
+        patch = {"action": "patch", "name": "backup", "old_text": "- Stop the writer."}
+        ok(
+            await s.call_tool(
+                "skill_manage", {**patch, "content": "- Stop the writer.\n- stop the writer"}
+            ),
+            "PATCHED",
+        )
+    patched = _body(rv.home, "backup")
+    ok(await ns.patch_skills(apply=True), "PATCHED")
+    assert _body(rv.home, "backup") == first
+    ok(await ns.unpatch_skill("backup"), "RESTORED")
+    assert _body(rv.home, "backup") == patched
+    ok(await ns.unpatch_skill("backup"), "RESTORED")
+    assert _body(rv.home, "backup") == REPEATED
+    ok(await ns.unpatch_skill("backup"), "ERROR")

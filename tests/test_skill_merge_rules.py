@@ -129,4 +129,5 @@ def test_a_trim_summarises_only_over_the_threshold() -> None:
     assert trim_proposal(member, 0.8, len(PROSE)) is None
     over = trim_proposal(member, 0.8, len(PROSE) - 1)
     assert over is not None and over.chars_after < len(PROSE)
+    assert "Short one. Two." in over.body  # only until it is within the threshold
     assert {d.reason for d in over.dropped} == {"summarised"}

@@ -217,15 +217,18 @@ def apply_trims(
 
 
 def last_change(conn: sqlite3.Connection, namespace: str, name: str, change: str) -> LedgerRecord:
-    """The ledger row of the skill's last ``merge`` / ``trim`` not undone since."""
+    """The ledger row of the skill's latest ``merge`` / ``trim`` that no undo undid (undo
+    rows name the row they undid, so undoing twice walks back one change at a time)."""
     rows = [
         r
         for r in ledger.read(conn, namespace, entry_id=f"skill:{name}")
         if r.actor == "curator" and r.action in (change, UNDO[change])
     ]
-    if not rows or rows[-1].action != change:
+    undone = {r.detail.get("undoes") for r in rows if r.action == UNDO[change]}
+    left = [r for r in rows if r.action == change and r.seq not in undone]
+    if not left:
         raise ToolInputError(f"skill {quoted(name)} has no {change} to undo")
-    return rows[-1]
+    return left[-1]
 
 
 def registered(conn: sqlite3.Connection, namespace: str, name: str) -> Skill:
