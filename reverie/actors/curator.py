@@ -247,7 +247,7 @@ class Curator(Stage):
         proposed = [
             p
             for kind in skill_reshape.KINDS
-            for p in skill_reshape.proposals(conn, self.namespace, self.config, kind)
+            for p in skill_reshape.proposals(conn, self.namespace, self.config, kind, checked=False)
         ]
         return found, issues, proposed
 

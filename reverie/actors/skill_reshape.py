@@ -81,9 +81,12 @@ def use_count(conn: sqlite3.Connection, namespace: str, name: str) -> int:
 
 
 def proposals(
-    conn: sqlite3.Connection, namespace: str, config: Config, kind: str
+    conn: sqlite3.Connection, namespace: str, config: Config, kind: str, *, checked: bool = True
 ) -> list[Proposal]:
-    """The proposals of one kind as the skills stand; a body holding a secret is blocked."""
+    """The proposals of one kind as the skills stand. ``checked``: each body also passes
+    skill_manage create's checks (a failing one is blocked) — what a host's dry run and
+    every apply do; the review pass's report skips them (the secret scan is most of the
+    cost, and a rules-built body holds only lines of skills that passed it)."""
     found = agent_made(conn, namespace)
     cfg, near = config.curator, config.curator.merge_near_duplicate
     made: list[Proposal] = []
@@ -100,7 +103,7 @@ def proposals(
             trimmed = trim_proposal(Member(s.name, s.body, 0, s.created_at), near, cfg.bloat_chars)
             if trimmed is not None:
                 made.append(trimmed)
-    return [_checked(p, config) for p in made]
+    return [_checked(p, config) for p in made] if checked else made
 
 
 def _checked(proposal: Proposal, config: Config) -> Proposal:
