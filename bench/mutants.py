@@ -1670,6 +1670,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "consolidate-no-create-checks",
+        "reverie/actors/skill_reshape.py",
+        "return [_checked(p, config) for p in made] if checked else made",
+        "return made",
+        "a merged body is applied without skill_manage create's checks (secrets, front matter)",
+        (
+            "tests/test_skill_consolidate.py::test_a_merged_body_failing_create_checks_is_blocked_and_not_applied",
+        ),
+    ),
+    Mutant(
         "trim-to-the-threshold",
         "reverie/skills/consolidate.py",
         "dropped += summarise(doc, bloat_chars)",

@@ -75,10 +75,12 @@ async def _create(ns: reverie.Namespace, **bodies: str) -> None:
             )
 
 
-async def _insert(rv: reverie.Reverie, name: str, body: str, created_by: str) -> None:
-    """A skill the host's installer registered (not skill_manage)."""
+async def _insert(
+    rv: reverie.Reverie, name: str, body: str, created_by: str, namespace: str = "default"
+) -> None:
+    """A skill registered past skill_manage (by the host's installer, or an old home)."""
     now = rv.services.now()
-    skill = Skill("default", name, body, created_by, False, now, now, now, None)
+    skill = Skill(namespace, name, body, created_by, False, now, now, now, None)
     await rv.services.db.write(lambda conn: skills.insert(conn, skill))
     rv.services.projector.write_skill(skill)
 
@@ -393,3 +395,25 @@ async def test_two_trims_are_undone_one_at_a_time(rv: reverie.Reverie) -> None:
     ok(await ns.unpatch_skill("backup"), "RESTORED")
     assert _body(rv.home, "backup") == REPEATED
     ok(await ns.unpatch_skill("backup"), "ERROR")
+
+
+async def test_a_merged_body_failing_create_checks_is_blocked_and_not_applied(
+    rv: reverie.Reverie,
+) -> None:
+    """Skills written past skill_manage (an old home, a hand edit) may hold a credential
+    or front matter; the merge of them passes create's checks or is not applied."""
+    token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    await _insert(rv, "deploy-prod", PROD + f"\n\nPush with {token}.", "skill_manage")
+    await _insert(rv, "deploy-staging", STAGING, "skill_manage")
+    ns = rv.namespace()
+    await rv.wait_idle()
+    [proposal] = (await ns.consolidate_skills())["proposals"]
+    assert "secret" in proposal["blocked"] and token not in proposal["blocked"]
+    counts, files = db_counts(rv.home), tree(rv.home)
+    assert ok(await ns.consolidate_skills(apply=True), "NOOP")["applied"] == []
+    assert db_counts(rv.home) == counts and tree(rv.home) == files
+    await rv.create_namespace("legacy")
+    for name, body in (("legacy-a", PROD), ("legacy-b", STAGING)):
+        await _insert(rv, name, f"---\nname: {name}\n---\n{body}", "skill_manage", "legacy")
+    [proposal] = (await rv.namespace("legacy").consolidate_skills())["proposals"]
+    assert "front matter" in proposal["blocked"]

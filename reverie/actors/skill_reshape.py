@@ -10,7 +10,7 @@ other member is archived the curator's reversible way. Undo reads the ledger row
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -123,11 +123,7 @@ def _checked(proposal: Proposal, config: Config) -> Proposal:
         blocked = str(exc)
     if blocked is None:
         return proposal
-    return Proposal(**{**_fields(proposal), "blocked": blocked})
-
-
-def _fields(proposal: Proposal) -> dict[str, Any]:
-    return {f: getattr(proposal, f) for f in Proposal.__dataclass_fields__}
+    return replace(proposal, blocked=blocked)
 
 
 def apply_merges(
