@@ -1656,6 +1656,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "a pinned skill is merged or trimmed",
         (
             "tests/test_skill_consolidate.py::test_consolidate_dry_run_lists_the_proposal_and_writes_nothing",
+            "tests/test_skill_consolidate.py::test_trim_dry_run_apply_and_unpatch",
         ),
     ),
     Mutant(

@@ -255,7 +255,8 @@ Always run it from the backup host with the ops account.
 
 async def test_trim_dry_run_apply_and_unpatch(rv: reverie.Reverie) -> None:
     ns = rv.namespace()
-    await _create(ns, backup=REPEATED, coffee=OTHER)
+    await _create(ns, backup=REPEATED, coffee=OTHER, **{"pinned-backup": REPEATED})
+    ok(await ns.pin_skill("pinned-backup"), "PATCHED")
     await _insert(rv, "official-backup", REPEATED, "preinstalled")
     await rv.wait_idle()
     counts, files = db_counts(rv.home), tree(rv.home)
@@ -278,6 +279,7 @@ async def test_trim_dry_run_apply_and_unpatch(rv: reverie.Reverie) -> None:
     assert applied["applied"] == ["backup"]
     assert _body(rv.home, "backup") == body.strip()
     assert _body(rv.home, "official-backup") == REPEATED
+    assert _body(rv.home, "pinned-backup") == REPEATED
     [row] = [r for r in await ns.ledger("skill:backup") if r.action == "trim"]
     assert row.before == {"body": REPEATED} and row.after == {"body": body}
     assert (await ns.patch_skills())["proposals"] == []  # nothing left to trim
