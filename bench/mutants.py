@@ -1659,6 +1659,113 @@ MUTANTS: tuple[Mutant, ...] = (
         "the layout is no longer seeded: two drawings differ",
         ("tests/test_learning_graph.py::test_two_drawings_of_one_graph_are_the_same_file",),
     ),
+    # -- curator consolidate / patch (reverie/skills, reverie/actors/skill_reshape.py) --
+    Mutant(
+        "consolidate-overlap-inclusive",
+        "reverie/skills/consolidate.py",
+        "len(sets[i] & sets[j]) / len(union) >= threshold",
+        "len(sets[i] & sets[j]) / len(union) > threshold",
+        "two skills at exactly the overlap threshold no longer group",
+        ("tests/test_skill_merge_rules.py::test_a_pair_at_exactly_the_overlap_threshold_groups",),
+    ),
+    Mutant(
+        "consolidate-near-threshold",
+        "reverie/skills/consolidate.py",
+        "return near_duplicate(a.text, b.text, near) is not None",
+        "return near_duplicate(a.text, b.text, 1.0) is not None",
+        "a merge ignores the configured near-duplicate threshold",
+        ("tests/test_skill_merge_rules.py::test_near_duplicates_by_the_configured_threshold",),
+    ),
+    Mutant(
+        "consolidate-near-default-high",
+        "reverie/config.py",
+        "merge_near_duplicate: float = 0.8",
+        "merge_near_duplicate: float = 1.0",
+        "the default near-duplicate threshold 0.8 -> 1.0 (paragraphs at 0.82 both kept)",
+        (
+            "tests/test_skill_consolidate.py::test_the_default_near_duplicate_threshold_decides_what_a_trim_drops",
+        ),
+    ),
+    Mutant(
+        "consolidate-near-default-low",
+        "reverie/config.py",
+        "merge_near_duplicate: float = 0.8",
+        "merge_near_duplicate: float = 0.7",
+        "the default near-duplicate threshold 0.8 -> 0.7 (paragraphs at 0.75 merged away)",
+        (
+            "tests/test_skill_consolidate.py::test_the_default_near_duplicate_threshold_decides_what_a_trim_drops",
+            "tests/test_skill_consolidate.py::test_apply_archives_the_originals_and_unmerge_brings_them_back",
+        ),
+    ),
+    Mutant(
+        "consolidate-cap",
+        "reverie/skills/consolidate.py",
+        "if len(body) > max_chars:",
+        "if len(body) > max_chars + 1:",
+        "a merged body one char over writer.max_skill_chars is proposed as applicable",
+        ("tests/test_skill_merge_rules.py::test_a_merge_over_the_cap_is_blocked",),
+    ),
+    Mutant(
+        "consolidate-skips-pinned",
+        "reverie/actors/skill_reshape.py",
+        'if s.created_by == "skill_manage" and not s.pinned',
+        'if s.created_by == "skill_manage"',
+        "a pinned skill is merged or trimmed",
+        (
+            "tests/test_skill_consolidate.py::test_consolidate_dry_run_lists_the_proposal_and_writes_nothing",
+            "tests/test_skill_consolidate.py::test_trim_dry_run_apply_and_unpatch",
+        ),
+    ),
+    Mutant(
+        "consolidate-skips-preinstalled",
+        "reverie/actors/skill_reshape.py",
+        'if s.created_by == "skill_manage" and not s.pinned',
+        "if not s.pinned",
+        "a preinstalled skill (created_by other than skill_manage) is merged or trimmed",
+        (
+            "tests/test_skill_consolidate.py::test_consolidate_dry_run_lists_the_proposal_and_writes_nothing",
+            "tests/test_skill_consolidate.py::test_trim_dry_run_apply_and_unpatch",
+        ),
+    ),
+    Mutant(
+        "consolidate-no-create-checks",
+        "reverie/actors/skill_reshape.py",
+        "return [_checked(p, config) for p in made] if checked else made",
+        "return made",
+        "a merged body is applied without skill_manage create's checks (secrets, front matter)",
+        (
+            "tests/test_skill_consolidate.py::test_a_merged_body_failing_create_checks_is_blocked_and_not_applied",
+        ),
+    ),
+    Mutant(
+        "trim-to-the-threshold",
+        "reverie/skills/consolidate.py",
+        "dropped += summarise(doc, bloat_chars)",
+        "dropped += summarise(doc, 0)",
+        "a trim summarises every section, not only until the skill is within bloat_chars",
+        ("tests/test_skill_merge_rules.py::test_a_trim_summarises_only_over_the_threshold",),
+    ),
+    Mutant(
+        "trim-summarise-stops",
+        "reverie/skills/consolidate.py",
+        "        if len(render(doc)) <= limit:\n            break\n",
+        "",
+        "summarising goes on past the size threshold (every section cut)",
+        (
+            "tests/test_skill_merge_rules.py::test_summarising_keeps_whole_first_sentences_and_stops_within_the_limit",
+        ),
+    ),
+    Mutant(
+        "unmerge-restores-body",
+        "reverie/actors/skill_reshape.py",
+        "skills.update_body(conn, namespace, name, body, now)",
+        "pass",
+        "an unmerge / untrim leaves the merged or trimmed body in place",
+        (
+            "tests/test_skill_consolidate.py::test_apply_archives_the_originals_and_unmerge_brings_them_back",
+            "tests/test_skill_consolidate.py::test_trim_dry_run_apply_and_unpatch",
+        ),
+    ),
 )
 
 

@@ -159,6 +159,9 @@ class CuratorConfig:
     overlap_threshold: float = 0.6
     bloat_chars: int = 6000
     timeout_s: float = 60.0
+    merge_near_duplicate: float = 0.8
+    """Consolidate / trim: a paragraph this similar to another (Jaccard of content words,
+    same values in the same order) is a near-duplicate, and only the longer one is kept."""
 
 
 DEFAULT_REVIEW_CONCURRENCY = 32
@@ -541,6 +544,7 @@ def _validate(config: Config) -> None:
     if config.distiller.ask_batch > max(1, config.distiller.max_topics):
         raise ConfigError("distiller.ask_batch must not exceed distiller.max_topics")
     _check_dream(config.dream)
+    _check_curator(config.curator)
 
 
 def _check_dream(dream: DreamConfig) -> None:
@@ -552,6 +556,12 @@ def _check_dream(dream: DreamConfig) -> None:
         raise ConfigError(f"dream: {exc}") from exc
     if dream.max_insights < 1 or dream.recall_keywords < 1:
         raise ConfigError("dream.max_insights and dream.recall_keywords must be at least 1")
+
+
+def _check_curator(curator: CuratorConfig) -> None:
+    for name in ("overlap_threshold", "merge_near_duplicate"):
+        if not 0.0 < getattr(curator, name) <= 1.0:
+            raise ConfigError(f"curator.{name} must be in (0, 1]")
 
 
 NAMESPACE_KEYS: Final = (

@@ -36,6 +36,7 @@ from reverie.actors.learner import AccessBook, Learner
 from reverie.actors.linter import Linter
 from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
+from reverie.actors.skill_reshape import Reshaped
 from reverie.actors.stage import Preview, Stage, preview
 from reverie.actors.writer import Writer
 from reverie.bus.actor import Actor
@@ -51,6 +52,7 @@ from reverie.bus.messages import (
     PinSkill,
     PreCompact,
     RecordsDue,
+    ReshapeSkills,
     Restore,
     ReviewDue,
     SessionEnded,
@@ -58,6 +60,7 @@ from reverie.bus.messages import (
     SkillUsed,
     ToolCall,
     TurnRecord,
+    UndoReshape,
 )
 from reverie.clock import Clock, SystemClock
 from reverie.commands import TopicCommand
@@ -766,6 +769,48 @@ class Namespace:
     async def restore_skill(self, name: str) -> dict[str, Any]:
         """Bring an archived skill back: its directory and its registration."""
         return await self._ask(Curate(self.name, restore=name))
+
+    async def skill_proposals(self) -> list[dict[str, Any]]:
+        """The curator's proposals for agent-made skills as they stand, written nowhere:
+        ``consolidate`` (overlapping skills merged into one) then ``patch`` (bloated ones
+        trimmed), each with its names, merged name, body, dropped lines and sizes."""
+        found = []
+        for kind in ("consolidate", "patch"):
+            answer = await self._reshape(ReshapeSkills(self.name, kind))
+            found += answer.get("proposals", [])
+        return found
+
+    async def consolidate_skills(self, apply: bool = False) -> dict[str, Any]:
+        """Merge overlapping agent-made skills: the proposals (dry run), or with ``apply``
+        the merges made — originals archived reversibly (see :meth:`unmerge_skill`)."""
+        _flag("apply", apply)
+        return await self._reshape(ReshapeSkills(self.name, "consolidate", apply=apply))
+
+    async def patch_skills(self, apply: bool = False) -> dict[str, Any]:
+        """Trim bloated agent-made skills (repetition, then the longest sections' prose):
+        the proposals (dry run), or with ``apply`` the trims made (see :meth:`unpatch_skill`)."""
+        _flag("apply", apply)
+        return await self._reshape(ReshapeSkills(self.name, "patch", apply=apply))
+
+    async def unmerge_skill(self, name: str) -> dict[str, Any]:
+        """Undo a merge as a whole: the merged skill's body back as it was before the merge
+        and the other originals restored from the archive."""
+        return await self._reshape(UndoReshape(self.name, _read_text("name", name), "merge"))
+
+    async def unpatch_skill(self, name: str) -> dict[str, Any]:
+        """Undo the last trim of a skill: its body before the trim, from the ledger."""
+        return await self._reshape(UndoReshape(self.name, _read_text("name", name), "trim"))
+
+    async def _reshape(self, message: ReshapeSkills | UndoReshape) -> dict[str, Any]:
+        """The curator's answer to a consolidate / patch request or an undo, as a dict."""
+        try:
+            result = await self.runtime.services.bus.ask(message)
+        except ReverieError as exc:
+            return refused(str(exc)).to_dict()
+        if isinstance(result, NamespaceArchived):
+            raise result
+        assert isinstance(result, Reshaped | ToolResult)
+        return result.to_dict()
 
     async def _ask(self, message: Any) -> dict[str, Any]:
         """A write the writer (or the curator) answers, as the host-facing dict."""

@@ -54,6 +54,8 @@ REALISTIC: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "used_skill": (("release",), {}),
     "review": ((), {"force": True}),
     "curate": ((), {"apply": True}),
+    "unmerge_skill": (("deploy-a",), {}),  # merged by prepare()
+    "unpatch_skill": (("backup",), {}),  # trimmed by prepare()
     "create_namespace": (("fresh",), {"settings": {"caps.memory": 500}}),
     "namespace_info": (("default",), {}),
     "archive_namespace": (("default",), {}),
@@ -88,6 +90,13 @@ def arguments(
     return tuple(generic(p.annotation) for p in required), {}
 
 
+SKILLS_TO_RESHAPE = {
+    "deploy-a": "Deploy: run the tests, build the image, push it to staging.",
+    "deploy-b": "Deploy: run the tests, build the image, push it to production.",
+    "backup": "## Steps\n\n- Dump the database.\n\n## Steps\n\n- dump the database",
+}
+
+
 async def prepare(home: Path) -> dict[str, Any]:
     """A home with something to act on: a corrected fact (restorable), an entry, a skill."""
     async with reverie.open(home, clock=ManualClock(datetime(2026, 1, 1, tzinfo=UTC))) as rv:
@@ -113,7 +122,12 @@ async def prepare(home: Path) -> dict[str, Any]:
                 "CREATED",
             )
             await s.turn(user="The staging host is stage-2")
+            for name, content in SKILLS_TO_RESHAPE.items():
+                args = {"action": "create", "name": name, "content": content}
+                ok(await s.call_tool("skill_manage", args), "CREATED")
         await rv.wait_idle()
+        ok(await ns.consolidate_skills(apply=True), "PATCHED")  # a merge to undo
+        ok(await ns.patch_skills(apply=True), "PATCHED")  # a trim to undo
         await ns.dream()  # a dream report to read
     fid = first["entry_id"]
     return {

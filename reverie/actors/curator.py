@@ -17,8 +17,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from reverie.actors import skill_reshape
 from reverie.actors.stage import Stage
-from reverie.bus.messages import Curate, CurateDue, Envelope
+from reverie.bus.messages import Curate, CurateDue, Envelope, ReshapeSkills, UndoReshape
 from reverie.clock import iso
 from reverie.errors import NamespaceArchived, ToolInputError, quoted
 from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
@@ -73,7 +74,7 @@ def scan(registered: list[Skill], overlap: float, bloat_chars: int) -> list[dict
 class Curator(Stage):
     name = "curator"
     section = "curator"
-    handles = (CurateDue, Curate)
+    handles = (CurateDue, Curate, ReshapeSkills, UndoReshape)
 
     @property
     def enabled(self) -> bool:
@@ -83,6 +84,8 @@ class Curator(Stage):
 
     async def on_receive(self, envelope: Envelope) -> Any:
         message = envelope.message
+        if isinstance(message, ReshapeSkills | UndoReshape):
+            return await self._reshape(message)
         if not isinstance(message, Curate):
             return await super().on_receive(envelope)
         try:
@@ -150,23 +153,114 @@ class Curator(Stage):
             archive_dir=where,
         )
 
-    def look(self, conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The candidates as of now, and the overlap / bloat scan of the skills."""
+    # -- consolidate and patch (trim) -------------------------------------------------
+
+    async def _reshape(self, message: ReshapeSkills | UndoReshape) -> Any:
+        """A consolidate / patch request, or an undo; bad input is refused, nothing written."""
+        try:
+            if isinstance(message, UndoReshape):
+                return await self._undo(message.name, message.change)
+            if message.kind not in skill_reshape.KINDS:
+                raise ToolInputError(
+                    f"kind must be one of {list(skill_reshape.KINDS)}, got {quoted(message.kind)}"
+                )
+            if message.apply:
+                return await self._apply_reshape(message.kind)
+        except ToolInputError as exc:
+            return refused(str(exc))
+        except NamespaceArchived as exc:
+            return exc
+        found = await self.db.read(
+            lambda conn: skill_reshape.proposals(conn, self.namespace, self.config, message.kind)
+        )
+        return skill_reshape.Reshaped(message.kind, dry_run=True, proposals=tuple(found))
+
+    async def _apply_reshape(self, kind: str) -> skill_reshape.Reshaped:
+        """Apply the proposals as they stand when the write begins; the archived
+        directories move and the changed SKILL.md files are rewritten after the commit."""
+        here, config, now = self.namespace, self.config, self.clock.now()
+
+        def write(conn: sqlite3.Connection) -> tuple[Any, list[tuple[str, str]], list[Skill]]:
+            namespaces.check_open(conn, here)
+            if kind == "consolidate":
+                applied, archived = skill_reshape.apply_merges(conn, here, config, now)
+            else:
+                applied, archived = skill_reshape.apply_trims(conn, here, config, now), []
+            changed = [skills.get(conn, here, p.merged_name) for p in applied]
+            return applied, archived, [s for s in changed if s is not None]
+
+        applied, archived, changed = await self.db.write(write)
+
+        def project() -> None:
+            moves = [{"name": n, "archive_dir": d} for n, d in archived]
+            move_archived(self.projector, here, moves)
+            for skill in changed:
+                self.projector.write_skill(skill)
+
+        self.project(project)
+        return skill_reshape.Reshaped(
+            kind,
+            dry_run=False,
+            proposals=tuple(applied),
+            applied=tuple(p.merged_name for p in applied),
+            archived=tuple(archived),
+        )
+
+    async def _undo(self, name: str, change: str) -> skill_reshape.Reshaped:
+        """Undo a merge (originals restored, the kept skill's body back) or a trim."""
+
+        def write(conn: sqlite3.Connection) -> tuple[Skill, list[tuple[str, str]], list[Skill]]:
+            namespaces.check_open(conn, self.namespace)
+            skill, restored = skill_reshape.undo(conn, self.namespace, name, change, self.now())
+            back = [skills.get(conn, self.namespace, n) for n, _ in restored]
+            return skill, restored, [s for s in back if s is not None]
+
+        skill, restored, back = await self.db.write(write)
+
+        def project() -> None:
+            for original, where in restored:
+                move_back(self.projector, self.namespace, original, where)
+            for each in [skill, *back]:
+                self.projector.write_skill(each)
+
+        self.project(project)
+        return skill_reshape.Reshaped(
+            "unmerge" if change == "merge" else "untrim",
+            dry_run=False,
+            applied=(name,),
+            restored=tuple(restored),
+        )
+
+    # -- the review pass ----------------------------------------------------------------
+
+    def look(self, conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[Any], list[Any]]:
+        """The candidates as of now, the overlap / bloat scan of the skills, and the
+        consolidate and patch proposals (reported, never applied, by a pass)."""
         found = candidates(
             conn, self.projector, self.namespace, self.clock.now(), self.cfg.idle_days
         )
-        return found, scan(
+        issues = scan(
             skills.registered(conn, self.namespace),
             self.cfg.overlap_threshold,
             self.cfg.bloat_chars,
         )
+        proposed = [
+            p
+            for kind in skill_reshape.KINDS
+            for p in skill_reshape.proposals(conn, self.namespace, self.config, kind, checked=False)
+        ]
+        return found, issues, proposed
 
     async def run(self) -> CuratorDetails:
-        """The dry run: report candidates and the overlap / bloat scan, move nothing."""
-        found, issues = await self.looked()
+        """The dry run: report candidates, the overlap / bloat scan and the consolidate /
+        patch proposals; move and change nothing."""
+        found, issues, proposed = await self.looked()
         stamp = self.now()
         records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
         records += [{"ts": stamp, "action": "report", **i} for i in issues]
+        records += [
+            {"ts": stamp, "action": "proposal", "dry_run": True, **_brief(p)} for p in proposed
+        ]
 
         def finish(conn: sqlite3.Connection) -> None:
             self.done(conn, {"candidates": [c["name"] for c in found], "issues": len(issues)})
@@ -177,6 +271,19 @@ class Curator(Stage):
             tuple(_issue(i) for i in issues),
             dry_run=True,
         )
+
+
+def _brief(proposal: Any) -> dict[str, Any]:
+    """A proposal as curator.jsonl logs it: what would change, not the whole body."""
+    return {
+        "kind": proposal.kind,
+        "names": list(proposal.names),
+        "merged_name": proposal.merged_name,
+        "chars_before": proposal.chars_before,
+        "chars_after": proposal.chars_after,
+        "dropped": len(proposal.dropped),
+        "blocked": proposal.blocked,
+    }
 
 
 def _issue(found: dict[str, Any]) -> SkillIssue:

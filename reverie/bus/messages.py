@@ -348,3 +348,22 @@ class Envelope:
     cause_id: int | None = None
     context: otel_context.Context = field(default_factory=otel_context.get_current)
     reply: Reply | None = None
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class ReshapeSkills(Message):
+    """The curator's proposals for agent-made skills (an ask): ``consolidate`` overlapping
+    ones into one, or ``patch`` (trim) bloated ones; ``apply`` carries them out."""
+
+    kind: str
+    apply: bool = False
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class UndoReshape(Message):
+    """Undo the last ``merge`` or ``trim`` of one skill, by its name (an ask)."""
+
+    name: str
+    change: str
