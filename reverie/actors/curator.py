@@ -17,6 +17,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from reverie.actors import drafting
+from reverie.actors.context import Judge
 from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
@@ -74,6 +76,11 @@ class Curator(Stage):
     name = "curator"
     section = "curator"
     handles = (CurateDue, Curate)
+
+    def __init__(self, namespace: str, *, judge: Judge | None = None, **parts: Any) -> None:
+        super().__init__(namespace, **parts)
+        self.judge = judge
+        """The model that writes skill drafts, when one is configured (issue 13)."""
 
     @property
     def enabled(self) -> bool:
@@ -164,18 +171,35 @@ class Curator(Stage):
     async def run(self) -> CuratorDetails:
         """The dry run: report candidates and the overlap / bloat scan, move nothing."""
         found, issues = await self.looked()
+        drafted = await self._draft()
         stamp = self.now()
         records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
         records += [{"ts": stamp, "action": "report", **i} for i in issues]
+        if drafted:
+            records.append({"ts": stamp, "action": "drafts", **drafted})
 
         def finish(conn: sqlite3.Connection) -> None:
-            self.done(conn, {"candidates": [c["name"] for c in found], "issues": len(issues)})
+            detail = {"candidates": [c["name"] for c in found], "issues": len(issues)}
+            self.done(conn, {**detail, **({"drafts": drafted["drafted"]} if drafted else {})})
 
         await self.commit(finish, "curator", records, defer=True)
         return CuratorDetails(
             tuple(CuratorCandidate(c["name"], c["idle_since"]) for c in found),
             tuple(_issue(i) for i in issues),
             dry_run=True,
+        )
+
+    async def _draft(self) -> dict[str, Any]:
+        """Issue 13's drafting round: skill gaps drafted, stale skills reported."""
+        if not self.config.drafts.enabled:
+            return {}
+        return await drafting.round_(
+            self.namespace,
+            db=self.db,
+            projector=self.projector,
+            clock=self.clock,
+            config=self.config,
+            judge=self.judge,
         )
 
 

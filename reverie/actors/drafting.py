@@ -1,0 +1,92 @@
+"""The curator's drafting round (issue 13): find the skill gaps, write each top gap's draft
+(by rules, or by the configured model when its draft passes the checks), store and audit
+them, and project their files. Fail-silent like the stage it runs in."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from reverie.actors.context import Judge
+from reverie.actors.judging import consult
+from reverie.clock import Clock, iso
+from reverie.config import Config
+from reverie.model import questions
+from reverie.model.seam import Answer, Prompt
+from reverie.skills import drafts
+from reverie.skills.gaps import Gap
+from reverie.skills.writing import DRAFT_SCHEMA, Written, checked, rules_draft
+from reverie.stores.db import Database
+from reverie.stores.projection import Projector
+from reverie.telemetry.logs import get_logger
+
+_log = get_logger("reverie.review")
+
+_SYSTEM = (
+    "You write a draft SKILL.md body for an AI agent from the episodes that show users "
+    "need it. Use only what the episodes say. The body has the sections '## When to use', "
+    "'## Steps' (numbered), '## Tools' and '## Examples' (quotes from the episodes); no "
+    "front matter. Answer JSON: reasoning, description (one line), body."
+)
+
+
+def question(gap: Gap, rules: Written) -> Prompt:
+    payload = {
+        "gap": {"kind": gap.kind, "words": list(gap.core), "sessions": gap.sessions},
+        "episodes": [
+            {"session": s.session_id, "said": s.text, "answer": s.reply} for s in gap.signals[:8]
+        ],
+        "rules_draft": rules.body,
+    }
+    return Prompt(
+        stage=questions.SKILL_DRAFT,
+        system=_SYSTEM,
+        user=json.dumps(payload, ensure_ascii=False),
+        schema=DRAFT_SCHEMA,
+        max_tokens=1200,
+        payload=payload,
+    )
+
+
+async def write(judge: Judge | None, namespace: str, gap: Gap, limit: int) -> Written:
+    """The rules' draft, or the model's when one is configured and its draft is sound."""
+    rules = rules_draft(gap)
+    if judge is None or judge.model.name == "offline":
+        return rules
+    answer = await consult(judge, namespace, question(gap, rules))
+    if not isinstance(answer, Answer):
+        return rules
+    result = checked(answer.data, gap, rules, limit)
+    if isinstance(result, str):
+        _log.info("skill_draft_refused", namespace=namespace, why=result)
+        return replace(rules, by=f"rules ({result})")
+    return replace(result, by=judge.model.name)
+
+
+async def round_(
+    namespace: str,
+    *,
+    db: Database,
+    projector: Projector,
+    clock: Clock,
+    config: Config,
+    judge: Judge | None,
+) -> dict[str, Any]:
+    """One drafting round: what it drafted and which skills it found stale."""
+    now = clock.now()
+    seen = await db.read(lambda conn: drafts.look(conn, namespace, now, config))
+    ranked = [
+        (gap, await write(judge, namespace, gap, config.writer.max_skill_chars))
+        for gap in drafts.found(seen, config)
+    ]
+    made = drafts.as_drafts(namespace, seen, ranked, iso(now))
+    stale = drafts.stale_skills(seen, now, config)
+
+    if made:
+        await db.write(lambda conn: drafts.save(conn, made, iso(now)))
+    try:
+        drafts.project(projector, made)
+    except OSError as exc:
+        _log.warning("projection_failed", namespace=namespace, error=repr(exc))
+    return {"drafted": [d.name for d in made], "stale": [s.to_dict() for s in stale]}
