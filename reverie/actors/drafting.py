@@ -76,9 +76,9 @@ async def round_(
     """One drafting round: what it drafted and which skills it found stale."""
     now = clock.now()
     seen = await db.read(lambda conn: drafts.look(conn, namespace, now, config))
+    limit = min(config.writer.max_skill_chars, config.curator.bloat_chars)  # never born bloated
     ranked = [
-        (gap, await write(judge, namespace, gap, config.writer.max_skill_chars))
-        for gap in drafts.found(seen, config)
+        (gap, await write(judge, namespace, gap, limit)) for gap in drafts.found(seen, config)
     ]
     made = drafts.as_drafts(namespace, seen, ranked, iso(now))
     stale = drafts.stale_skills(seen, now, config)

@@ -88,7 +88,7 @@ def look(conn: sqlite3.Connection, namespace: str, now: datetime, config: Config
 
 def found(seen: Look, config: Config) -> list[Gap]:
     """The ranked gaps of a look, the top ``top_n`` of them."""
-    decided = [d.gap_key for d in seen.drafts if d.state != "draft"]
+    decided = [(d.gap_key, d.evidence) for d in seen.drafts if d.state != "draft"]
     return gaps(seen.signals, seen.skills, decided, config.drafts)[: config.drafts.top_n]
 
 

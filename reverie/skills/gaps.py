@@ -139,13 +139,17 @@ def skill_words(skill: Skill) -> frozenset[str]:
     return content_words(said + " " + (triggered.group(1) if triggered else ""))
 
 
-def covered(words: Iterable[str], skills: Sequence[Skill], cfg: DraftsConfig) -> str | None:
-    """The first skill covering these core words, or None."""
+def covered(
+    words: Iterable[str], skills: Sequence[Skill], cfg: DraftsConfig, *, whole: bool = False
+) -> str | None:
+    """The first skill covering these core words, or None (``whole``: by its body's words
+    too, for steps or errors a skill already walks through)."""
     wanted = frozenset(words)
     if not wanted:
         return None
     for skill in skills:
-        if len(wanted & skill_words(skill)) / len(wanted) >= cfg.covered_share:
+        said = skill_words(skill) | (content_words(skill.body) if whole else frozenset())
+        if len(wanted & said) / len(wanted) >= cfg.covered_share:
             return skill.name
     return None
 
@@ -162,12 +166,13 @@ def _threshold(kind: str, cfg: DraftsConfig) -> tuple[int, bool]:
 def gaps(
     signals: Sequence[Signal],
     skills: Sequence[Skill],
-    decided: Iterable[str],
+    decided: Iterable[tuple[str, Iterable[int]]],
     cfg: DraftsConfig,
 ) -> list[Gap]:
     """The ranked gaps: clusters over their kind's threshold that no skill covers and no
-    person decided (``decided``: the gap keys of accepted and rejected drafts)."""
-    settled = [frozenset(key.split()) for key in decided]
+    person decided (``decided``: the gap key and evidence of accepted and rejected drafts;
+    a gap with nearly the same core words, or mostly the same turns, is that gap)."""
+    settled = [(frozenset(key.split()), frozenset(turns)) for key, turns in decided]
     found: list[Gap] = []
     for kind in (REQUEST, ERROR, PROCEDURE):
         need, by_session = _threshold(kind, cfg)
@@ -175,14 +180,33 @@ def gaps(
             sessions = len({m.session_id for m in members})
             count = sessions if by_session else len({m.episode_id for m in members})
             words = core(members)
-            if count < need or len(words) < cfg.shared_words or covered(words, skills, cfg):
+            whole = kind != REQUEST  # steps and errors: a skill's body may already hold them
+            if count < need or len(words) < cfg.shared_words:
                 continue
-            if any(jaccard(frozenset(words), key) >= 0.5 for key in settled):
+            if covered(words, skills, cfg, whole=whole):
+                continue
+            turns = {m.episode_id for m in members}
+            if any(
+                jaccard(frozenset(words), key) >= 0.5 or len(turns & seen) * 2 >= len(turns)
+                for key, seen in settled
+            ):
                 continue
             score = count + len(members) / 10 + sessions / 100
             found.append(Gap(kind, words, tuple(members), sessions, round(score, 3)))
-    found.sort(key=lambda g: (-g.score, g.key))
-    return found
+    order = (REQUEST, ERROR, PROCEDURE)  # at equal score, what users said ranks first
+    found.sort(key=lambda g: (-g.score, order.index(g.kind), g.key))
+    return distinct(found)
+
+
+def distinct(ranked: Sequence[Gap]) -> list[Gap]:
+    """One gap per need: a gap whose turns are mostly a better-ranked gap's turns (the
+    steps the agent walked for the very requests that made that gap) is that gap."""
+    kept: list[Gap] = []
+    for gap in ranked:
+        turns = set(gap.evidence)
+        if all(len(turns & set(k.evidence)) * 2 < len(turns) for k in kept):
+            kept.append(gap)
+    return kept
 
 
 def stale(

@@ -12,6 +12,7 @@ import yaml
 
 from reverie.model.seam import Field, Schema
 from reverie.rules.secrets import has_secret, redact
+from reverie.rules.similarity import tokens
 from reverie.skills.gaps import ERROR, PROCEDURE, Gap, content_words, steps
 from reverie.stores.drafts import SkillDraft
 
@@ -35,11 +36,22 @@ class Written:
 
 def slug(gap: Gap, taken: set[str]) -> str:
     """A skill name from the gap's first core words, not one already taken."""
-    base = _SLUG_CHARS.sub("-", "-".join(gap.core[:3]).casefold()).strip("-")[:56] or "gap"
+    words = [w for w in surface(gap) if w.isalpha()] or list(gap.core)
+    base = _SLUG_CHARS.sub("-", "-".join(words[:3]).casefold()).strip("-")[:56] or "gap"
     name, n = base, 2
     while name in taken:
         name, n = f"{base}-{n}", n + 1
     return name
+
+
+def surface(gap: Gap) -> tuple[str, ...]:
+    """The gap's core words as people wrote them ("staging", not the stem "stag")."""
+    said = Counter(t for s in gap.signals for t in tokens(s.text))
+    out = []
+    for word in gap.core:
+        forms = [t for t in said if t == word or content_words(t) == {word}]
+        out.append(max(forms, key=lambda t: (said[t], -len(t))) if forms else word)
+    return tuple(out)
 
 
 def _quote(text: str) -> str:
@@ -81,7 +93,7 @@ def _tools(gap: Gap) -> list[str]:
 def describe(gap: Gap) -> str:
     said = _representative(gap)
     if gap.kind == ERROR:
-        return f"Recover from the repeated {' '.join(gap.core[:3])} errors, like: {said}"
+        return f"Recover from the repeated {' '.join(surface(gap)[:3])} errors, like: {said}"
     if gap.kind == PROCEDURE:
         return f"The procedure walked by hand {len(gap.evidence)} times, starting: {said}"
     return f"Handle requests like: {said} (asked in {gap.sessions} sessions)"
@@ -90,19 +102,20 @@ def describe(gap: Gap) -> str:
 def rules_draft(gap: Gap) -> Written:
     """The offline draft: every line taken from the episodes that revealed the gap."""
     description = describe(gap)
+    words = surface(gap)
     walked = _steps(gap)
     tools = _tools(gap)
     examples = []
     for s in gap.signals[:MAX_EXAMPLES]:
         examples.append(f'- "{_quote(s.text)}" (session {s.session_id}, episode {s.episode_id})')
     when = {
-        ERROR: f"When work on {', '.join(gap.core)} fails again.",
-        PROCEDURE: f"When the task needs these steps ({', '.join(gap.core)}).",
-    }.get(gap.kind, f"When a user asks about {', '.join(gap.core)}.")
+        ERROR: f"When work on {', '.join(words)} fails again.",
+        PROCEDURE: f"When the task needs these steps ({', '.join(words)}).",
+    }.get(gap.kind, f"When a user asks about {', '.join(words)}.")
     body = "\n".join(
         [
             f"Description: {description}",
-            f"Trigger words: {', '.join(gap.core)}",
+            f"Trigger words: {', '.join(words)}",
             "",
             SECTIONS[0],
             "",
@@ -124,7 +137,7 @@ def rules_draft(gap: Gap) -> Written:
             *examples,
         ]
     )
-    return Written(description, gap.core, body + "\n")
+    return Written(description, words, body + "\n")
 
 
 DRAFT_SCHEMA: Final = Schema(
@@ -144,7 +157,8 @@ def checked(answer: dict[str, object], gap: Gap, rules: Written, limit: int) -> 
     missing = [s for s in SECTIONS if s not in body]
     if missing:
         return f"the body lacks the sections {missing}"
-    text = f"Description: {description}\nTrigger words: {', '.join(gap.core)}\n\n{body.strip()}\n"
+    words = ", ".join(rules.triggers)
+    text = f"Description: {description}\nTrigger words: {words}\n\n{body.strip()}\n"
     if len(text) > limit:
         return f"the draft is {len(text)} chars; the limit is {limit}"
     if has_secret(text):
