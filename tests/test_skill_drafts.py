@@ -15,6 +15,7 @@ import yaml
 import reverie
 from reverie import Config, ManualClock
 from reverie.model import questions
+from reverie.skills import drafts
 from reverie.skills.gaps import ERROR, PROCEDURE, REQUEST, Signal, gaps
 from reverie.stores.records import Skill
 from tests.chat_server import ChatServer
@@ -338,3 +339,32 @@ async def test_a_models_draft_that_fails_a_check_leaves_the_rules_draft(
         (draft,) = await ns.skill_drafts()
         assert draft.written_by.startswith("rules (") and why in draft.written_by
         assert "`certbot renew --cert-name staging`" in draft.body
+
+
+def test_requests_sharing_one_word_are_not_one_request() -> None:
+    """``shared_words``: three sessions say "payments", each about something else."""
+    cfg = Config().drafts
+    said = ["Payments spreadsheet", "Payments ledger", "Payments team"]
+    assert gaps(signals(REQUEST, [(f"s{i}", t) for i, t in enumerate(said)]), [], [], cfg) == []
+
+
+def test_requests_sharing_two_words_among_many_are_not_one_request() -> None:
+    """``similarity``: two words in common among a dozen is a coincidence, not a need."""
+    cfg = Config().drafts
+    said = [
+        "Draft a poem about the invoice customer, sunsets, mountains, rivers and owls.",
+        "Paint the invoice customer as a dragon with wings, scales, fire and gold.",
+        "Compose jazz for the invoice customer: saxophone, drums, piano, bass, voice.",
+    ]
+    assert gaps(signals(REQUEST, [(f"s{i}", t) for i, t in enumerate(said)]), [], [], cfg) == []
+
+
+def test_a_pass_drafts_only_the_top_n() -> None:
+    config = Config().with_section("drafts", top_n=1)
+    asked = signals(
+        REQUEST,
+        [(f"s{i}", t) for i, t in enumerate(TLS)] + [(f"t{i}", t) for i, t in enumerate(DEPLOY)],
+    )
+    seen = drafts.Look(asked, [], [], [])
+    assert [g.sessions for g in drafts.found(seen, config)] == [4]
+    assert len(drafts.found(seen, Config())) == 2
