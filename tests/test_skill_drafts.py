@@ -368,3 +368,18 @@ def test_a_pass_drafts_only_the_top_n() -> None:
     seen = drafts.Look(asked, [], [], [])
     assert [g.sessions for g in drafts.found(seen, config)] == [4]
     assert len(drafts.found(seen, Config())) == 2
+
+
+async def test_the_daily_report_shows_the_waiting_drafts(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    async with reverie.open(tmp_path / "home", clock=clock) as rv:
+        ns = rv.namespace("alice")
+        await month(ns, clock)
+        await reviewed(rv, ns, clock)
+        (draft,) = await ns.skill_drafts()
+        clock.set(clock.now().replace(hour=22, minute=30))
+        await ns.dream()
+        report = await ns.dream_report("daily")
+        skills = report.split("🛠️ Skill development", 1)[1].split("\n## ", 1)[0]
+        assert f"- draft {draft.name} (3 sessions): {draft.description}" in skills
