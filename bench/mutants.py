@@ -1670,10 +1670,18 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "drafts-covered-share",
         "reverie/config.py",
-        "covered_share: float = 0.5",
+        "covered_share: float = 0.6",
         "covered_share: float = 1.0",
         "a skill covers a request only when it says every one of its core words",
-        ("tests/test_skill_drafts.py::test_a_skill_covers_its_requests_by_its_words",),
+        ("tests/test_skill_drafts.py::test_a_skill_covers_most_of_a_requests_words",),
+    ),
+    Mutant(
+        "drafts-covered-half",
+        "reverie/config.py",
+        "covered_share: float = 0.6",
+        "covered_share: float = 0.5",
+        "a skill saying half a request's core words (its object only) covers it",
+        ("tests/test_skill_drafts.py::test_a_skill_covers_most_of_a_requests_words",),
     ),
     Mutant(
         "drafts-decided-redrafted",

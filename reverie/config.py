@@ -181,9 +181,10 @@ class DraftsConfig:
     """Content words two requests share, at least, to be one request."""
     similarity: float = 0.25
     """Jaccard of two requests' content words, at least, to be one request."""
-    covered_share: float = 0.5
+    covered_share: float = 0.6
     """Share of a gap's core words a skill's name, description and trigger words hold
-    for the skill to cover it."""
+    for the skill to cover it: more than half (3 of 4), so a skill that shares only the
+    object ("the web app") does not cover another action on it ("deploy the web app")."""
     top_n: int = 3
     """Gaps drafted per pass, best ranked first."""
     stale_days: float = 30.0

@@ -17,6 +17,7 @@ from reverie import Config, ManualClock
 from reverie.model import questions
 from reverie.skills import drafts
 from reverie.skills.gaps import ERROR, PROCEDURE, REQUEST, Signal, gaps
+from reverie.skills.writing import rules_draft
 from reverie.stores.records import Skill
 from tests.chat_server import ChatServer
 from tests.conftest import ok, rows
@@ -383,3 +384,25 @@ async def test_the_daily_report_shows_the_waiting_drafts(
         report = await ns.dream_report("daily")
         skills = report.split("🛠️ Skill development", 1)[1].split("\n## ", 1)[0]
         assert f"- draft {draft.name} (3 sessions): {draft.description}" in skills
+
+
+def test_a_draft_never_quotes_a_secret_from_its_episodes() -> None:
+    key = "AKIAIOSFODNN7EXAMPLE"
+    asked = [
+        Signal(REQUEST, i, f"s{i}", f"{t} The key is {key}.", f"1. Use `{key}`\n2. a\n3. b")
+        for i, t in enumerate(TLS)
+    ]
+    (gap,) = gaps(asked, [], [], Config().drafts)
+    written = rules_draft(gap)
+    assert key not in written.body and key not in written.description
+    assert "## Examples" in written.body and "rotate" in written.body
+
+
+def test_a_skill_covers_most_of_a_requests_words() -> None:
+    """``covered_share``: three of the four core words cover; two (the object) do not."""
+    cfg = Config().drafts
+    asked = signals(REQUEST, [(f"s{i}", t) for i, t in enumerate(DEPLOY)])
+    three = skill("deploy-web-app", "Description: Deploy the web app\n\n1. Build\n")
+    two = skill("web-app-local", "Description: Run the web app locally\n\n1. Start it\n")
+    assert gaps(asked, [three], [], cfg) == []
+    assert len(gaps(asked, [two], [], cfg)) == 1

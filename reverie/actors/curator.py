@@ -22,14 +22,17 @@ from reverie.actors.context import Judge
 from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
-from reverie.errors import NamespaceArchived, ToolInputError, quoted
+from reverie.errors import NamespaceArchived, ReverieError, ToolInputError, quoted
 from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
 from reverie.results import Archived, Decision, ToolResult, refused
 from reverie.rules.similarity import jaccard, word_set
 from reverie.stores import ledger, namespaces, skills
 from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord, Skill
+from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
+
+_log = get_logger("reverie.review")
 
 
 def idle_since(skill: Skill) -> str:
@@ -180,7 +183,7 @@ class Curator(Stage):
 
         def finish(conn: sqlite3.Connection) -> None:
             detail = {"candidates": [c["name"] for c in found], "issues": len(issues)}
-            self.done(conn, {**detail, **({"drafts": drafted["drafted"]} if drafted else {})})
+            self.done(conn, {**detail, "drafts": drafted.get("drafted", [])})
 
         await self.commit(finish, "curator", records, defer=True)
         return CuratorDetails(
@@ -193,14 +196,18 @@ class Curator(Stage):
         """Issue 13's drafting round: skill gaps drafted, stale skills reported."""
         if not self.config.drafts.enabled:
             return {}
-        return await drafting.round_(
-            self.namespace,
-            db=self.db,
-            projector=self.projector,
-            clock=self.clock,
-            config=self.config,
-            judge=self.judge,
-        )
+        try:
+            return await drafting.round_(
+                self.namespace,
+                db=self.db,
+                projector=self.projector,
+                clock=self.clock,
+                config=self.config,
+                judge=self.judge,
+            )
+        except ReverieError as exc:  # the curator's own report stands; the next pass retries
+            _log.warning("skill_drafts_failed", namespace=self.namespace, error=repr(exc))
+            return {"error": str(exc)}
 
 
 def _issue(found: dict[str, Any]) -> SkillIssue:
