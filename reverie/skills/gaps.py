@@ -88,12 +88,14 @@ def steps(text: str | None) -> list[str]:
     return [m.group(1).strip() for m in _STEP.finditer(text or "")]
 
 
-def linked(a: frozenset[str], b: frozenset[str], cfg: DraftsConfig) -> bool:
-    return len(a & b) >= cfg.shared_words and jaccard(a, b) >= cfg.similarity
+def linked(shared: int, a: int, b: int, cfg: DraftsConfig) -> bool:
+    """Two texts of ``a`` and ``b`` content words, ``shared`` of them in common, are one."""
+    return shared >= cfg.shared_words and shared / (a + b - shared) >= cfg.similarity
 
 
 def clusters(signals: Sequence[Signal], cfg: DraftsConfig) -> list[list[Signal]]:
-    """Connected components of the link, comparing only texts that share a word."""
+    """Connected components of the link. Each text counts the words it shares with every
+    earlier one through an inverted index, so only texts sharing a word are compared."""
     words = [s.words for s in signals]
     parent = list(range(len(signals)))
 
@@ -105,14 +107,13 @@ def clusters(signals: Sequence[Signal], cfg: DraftsConfig) -> list[list[Signal]]
 
     index: dict[str, list[int]] = {}
     for i, found in enumerate(words):
-        seen: set[int] = set()
+        shared: Counter[int] = Counter()
         for word in found:
-            for j in index.get(word, ()):
-                if j not in seen and root(i) != root(j):
-                    seen.add(j)
-                    if linked(found, words[j], cfg):
-                        parent[root(j)] = root(i)
+            shared.update(index.get(word, ()))
             index.setdefault(word, []).append(i)
+        for j, n in shared.items():
+            if linked(n, len(found), len(words[j]), cfg) and root(i) != root(j):
+                parent[root(j)] = root(i)
     groups: dict[int, list[Signal]] = {}
     for i, signal in enumerate(signals):
         groups.setdefault(root(i), []).append(signal)
