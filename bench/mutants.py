@@ -1730,6 +1730,34 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "drafts-model-asked-daily",
+        "reverie/actors/drafting.py",
+        "fresh = [gap for gap in found if gap.evidence not in known]",
+        "fresh = list(found)",
+        "the model is asked again every pass for a gap whose turns did not change",
+        ("tests/test_skill_drafts.py::test_a_models_draft_is_kept_when_it_passes_the_checks",),
+    ),
+    Mutant(
+        "drafts-quiet-pass-writes",
+        "reverie/actors/drafting.py",
+        "fresh = drafts.changed(conn, made)",
+        "fresh = made",
+        "every pass writes a REDRAFTED ledger row for every waiting draft",
+        (
+            "tests/test_skill_drafts.py::test_a_waiting_draft_grows_with_its_gap_and_a_quiet_pass_writes_nothing",
+        ),
+    ),
+    Mutant(
+        "drafts-grown-gap-new-name",
+        "reverie/skills/drafts.py",
+        "before = next((d for d in waiting if same_gap(gap, d.gap_key, d.evidence)), None)",
+        "before = None",
+        "a gap asked once more becomes a second draft beside its first",
+        (
+            "tests/test_skill_drafts.py::test_a_waiting_draft_grows_with_its_gap_and_a_quiet_pass_writes_nothing",
+        ),
+    ),
+    Mutant(
         "drafts-model-ungrounded",
         "reverie/skills/writing.py",
         "if not content_words(line) & grounded:",

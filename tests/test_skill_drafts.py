@@ -313,6 +313,9 @@ async def test_a_models_draft_is_kept_when_it_passes_the_checks(
         assert draft.body.startswith("Description: Rotate the staging TLS certificate\n")
         asked = [p for p in chat.payloads if "rules_draft" in p]
         assert len(asked) == 1 and len(asked[0]["episodes"]) == 3
+        await reviewed(rv, ns, clock)  # the same gap, the same turns: not asked again
+        assert len([p for p in chat.payloads if "rules_draft" in p]) == 1
+        assert await ns.skill_drafts() == [draft]
 
 
 @pytest.mark.parametrize(
@@ -406,3 +409,28 @@ def test_a_skill_covers_most_of_a_requests_words() -> None:
     two = skill("web-app-local", "Description: Run the web app locally\n\n1. Start it\n")
     assert gaps(asked, [three], [], cfg) == []
     assert len(gaps(asked, [two], [], cfg)) == 1
+
+
+async def test_a_waiting_draft_grows_with_its_gap_and_a_quiet_pass_writes_nothing(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    home = tmp_path / "home"
+    async with reverie.open(home, clock=clock) as rv:
+        ns = rv.namespace("alice")
+        await month(ns, clock)
+        await reviewed(rv, ns, clock)
+        (first,) = await ns.skill_drafts()
+        await reviewed(rv, ns, clock)  # nothing new said: no row, same draft
+        assert await ns.skill_drafts() == [first]
+        async with ns.session("s99") as s:  # asked a fourth time, with a new word
+            await s.turn("Rotate the expiring staging proxy TLS certificate, the wildcard one.")
+        await reviewed(rv, ns, clock)
+        (grown,) = await ns.skill_drafts()
+        assert grown.name == first.name and grown.sessions == 4
+        assert len(grown.evidence) == 4 and grown.created_at == first.created_at
+        decisions = rows(
+            home,
+            "SELECT decision FROM ledger WHERE entry_id = ? ORDER BY seq",
+            f"draft:{first.name}",
+        )
+        assert decisions == [("DRAFTED",), ("REDRAFTED",)]

@@ -5,6 +5,7 @@ them, and project their files. Fail-silent like the stage it runs in."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import replace
 from typing import Any
 
@@ -81,12 +82,20 @@ async def round_(
     limit = min(config.writer.max_skill_chars, config.curator.bloat_chars)  # never born bloated
     # the clustering is CPU work (0.35 s for 2000 requests, bench/skill_gaps.py): off the loop
     found = await anyio.to_thread.run_sync(drafts.found, seen, config)
-    ranked = [(gap, await write(judge, namespace, gap, limit)) for gap in found]
+    known = {d.evidence for d in seen.drafts if d.state == "draft"}  # unchanged: not asked again
+    ranked = [
+        (g, await write(judge, namespace, g, limit)) for g in found if g.evidence not in known
+    ]
     made = drafts.as_drafts(namespace, seen, ranked, iso(now))
     stale = drafts.stale_skills(seen, now, config)
 
+    def store(conn: sqlite3.Connection) -> list[Any]:
+        fresh = drafts.changed(conn, made)  # a pass that finds nothing new writes nothing
+        drafts.save(conn, fresh, iso(now))
+        return fresh
+
     if made:
-        await db.write(lambda conn: drafts.save(conn, made, iso(now)))
+        made = await db.write(store)
     try:
         drafts.project(projector, made)
     except OSError as exc:

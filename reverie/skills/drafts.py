@@ -15,7 +15,17 @@ from typing import Any
 
 from reverie.clock import iso
 from reverie.config import Config
-from reverie.skills.gaps import ERROR, PROCEDURE, REQUEST, Gap, Signal, gaps, stale, steps
+from reverie.skills.gaps import (
+    ERROR,
+    PROCEDURE,
+    REQUEST,
+    Gap,
+    Signal,
+    gaps,
+    same_gap,
+    stale,
+    steps,
+)
 from reverie.skills.writing import Written, draft_file, slug
 from reverie.stores import drafts as store
 from reverie.stores import ledger, skills
@@ -97,11 +107,11 @@ def as_drafts(
 ) -> list[store.SkillDraft]:
     """Each gap's draft under a name of its own: a waiting draft of the same gap keeps
     its name, a new one takes a name no skill or other draft has."""
-    waiting = {d.gap_key: d for d in seen.drafts if d.state == "draft"}
+    waiting = [d for d in seen.drafts if d.state == "draft"]
     taken = {s.name for s in seen.skills} | {d.name for d in seen.drafts}
     out = []
     for gap, written in ranked:
-        before = waiting.get(gap.key)
+        before = next((d for d in waiting if same_gap(gap, d.gap_key, d.evidence)), None)
         name = before.name if before else slug(gap, taken)
         taken.add(name)
         out.append(
@@ -125,12 +135,24 @@ def as_drafts(
     return out
 
 
+def changed(conn: sqlite3.Connection, made: list[store.SkillDraft]) -> list[store.SkillDraft]:
+    """The drafts that are new, or whose waiting draft's text or evidence they change."""
+    out = []
+    for draft in made:
+        known = store.get(conn, draft.namespace, draft.name)
+        if known is None or (
+            known.state == "draft"
+            and (known.body, known.evidence, known.description)
+            != (draft.body, draft.evidence, draft.description)
+        ):
+            out.append(draft)
+    return out
+
+
 def save(conn: sqlite3.Connection, made: list[store.SkillDraft], now: str) -> None:
     """Store the drafts (inside the curator's transaction), each audited."""
     for draft in made:
         known = store.get(conn, draft.namespace, draft.name)
-        if known is not None and known.state != "draft":
-            continue
         store.put(conn, draft)
         audit(
             conn,

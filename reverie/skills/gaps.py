@@ -41,6 +41,8 @@ _STEP: Final = re.compile(r"^\s*(?:\d{1,2}[.)]|step\s+\d{1,2}[:.)]?)\s+(\S.*)$",
 _TRIGGERS: Final = re.compile(r"^\s*trigger words?\s*:\s*(.+)$", re.I | re.M)
 _DESCRIPTION: Final = re.compile(r"^\s*description\s*:\s*(.+)$", re.I | re.M)
 MAX_CORE: Final = 6
+SAME_GAP: Final = 0.5
+"""Jaccard of two gaps' core words from which they are one gap (a draft's, found again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +175,7 @@ def gaps(
     """The ranked gaps: clusters over their kind's threshold that no skill covers and no
     person decided (``decided``: the gap key and evidence of accepted and rejected drafts;
     a gap with nearly the same core words, or mostly the same turns, is that gap)."""
-    settled = [(frozenset(key.split()), frozenset(turns)) for key, turns in decided]
+    decided = list(decided)
     found: list[Gap] = []
     for kind in (REQUEST, ERROR, PROCEDURE):
         need, by_session = _threshold(kind, cfg)
@@ -186,17 +188,23 @@ def gaps(
                 continue
             if covered(words, skills, cfg, whole=whole):
                 continue
-            turns = {m.episode_id for m in members}
-            if any(
-                jaccard(frozenset(words), key) >= 0.5 or len(turns & seen) * 2 >= len(turns)
-                for key, seen in settled
-            ):
+            gap = Gap(kind, words, tuple(members), sessions, 0.0)
+            if any(same_gap(gap, key, seen) for key, seen in decided):
                 continue
             score = count + len(members) / 10 + sessions / 100
             found.append(Gap(kind, words, tuple(members), sessions, round(score, 3)))
     order = (REQUEST, ERROR, PROCEDURE)  # at equal score, what users said ranks first
     found.sort(key=lambda g: (-g.score, order.index(g.kind), g.key))
     return distinct(found)
+
+
+def same_gap(gap: Gap, key: str, evidence: Iterable[int]) -> bool:
+    """Whether a gap is the one a draft (its key and evidence) was made for: nearly the
+    same core words, or mostly the same turns."""
+    turns = set(gap.evidence)
+    return jaccard(frozenset(gap.core), frozenset(key.split())) >= SAME_GAP or (
+        len(turns & set(evidence)) * 2 >= len(turns)
+    )
 
 
 def distinct(ranked: Sequence[Gap]) -> list[Gap]:
