@@ -1732,8 +1732,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "drafts-model-asked-daily",
         "reverie/actors/drafting.py",
-        "fresh = [gap for gap in found if gap.evidence not in known]",
-        "fresh = list(found)",
+        "unseen = [gap for gap in found if gap.evidence not in known]",
+        "unseen = list(found)",
         "the model is asked again every pass for a gap whose turns did not change",
         ("tests/test_skill_drafts.py::test_a_models_draft_is_kept_when_it_passes_the_checks",),
     ),

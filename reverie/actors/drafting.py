@@ -83,9 +83,8 @@ async def round_(
     # the clustering is CPU work (0.35 s for 2000 requests, bench/skill_gaps.py): off the loop
     found = await anyio.to_thread.run_sync(drafts.found, seen, config)
     known = {d.evidence for d in seen.drafts if d.state == "draft"}  # unchanged: not asked again
-    ranked = [
-        (g, await write(judge, namespace, g, limit)) for g in found if g.evidence not in known
-    ]
+    unseen = [gap for gap in found if gap.evidence not in known]
+    ranked = [(gap, await write(judge, namespace, gap, limit)) for gap in unseen]
     made = drafts.as_drafts(namespace, seen, ranked, iso(now))
     stale = drafts.stale_skills(seen, now, config)
 
