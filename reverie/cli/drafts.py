@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from reverie.cli.app import (
     DEFAULT_HOME,
@@ -47,7 +47,8 @@ def skill_drafts(
     report = _with_ns(edge, namespace, read)
 
     def human() -> None:
-        table = Table("draft", "state", "kind", "sessions", "score", "description")
+        table = Table("state", "kind", "sessions", "score", "description")
+        table.columns.insert(0, Column("draft", no_wrap=True))  # a name is typed back whole
         for d in report["drafts"]:
             table.add_row(
                 d["name"],
