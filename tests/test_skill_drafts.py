@@ -434,3 +434,26 @@ async def test_a_waiting_draft_grows_with_its_gap_and_a_quiet_pass_writes_nothin
             f"draft:{first.name}",
         )
         assert decisions == [("DRAFTED",), ("REDRAFTED",)]
+
+
+async def test_errors_of_one_area_in_two_sessions_are_drafted_as_an_error_gap(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Three failures of the NFS backup, said in two sessions: not three sessions of one
+    request, but three errors of one area (the extractor tagged them)."""
+    failures = (
+        ("s0", "The nightly backup failed on the NFS mount with a stale file handle error."),
+        ("s0", "Backup error again: the NFS mount timed out during the nightly run."),
+        ("s1", "The nightly backup job crashed, NFS mount error E77."),
+    )
+    async with reverie.open(tmp_path / "home", clock=clock) as rv:
+        ns = rv.namespace("bob")
+        for sid, text in failures:
+            async with ns.session(sid) as s:
+                await s.turn(text, "Let me look at the mount.")
+            clock.advance(timedelta(days=2))
+        await reviewed(rv, ns, clock)
+        (draft,) = await ns.skill_drafts()
+        assert draft.kind == ERROR and draft.sessions == 2 and len(draft.evidence) == 3
+        assert {"backup", "nfs", "mount"} <= set(draft.triggers)
+        assert draft.description.startswith("Recover from the repeated")
