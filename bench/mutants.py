@@ -1734,16 +1734,9 @@ MUTANTS: tuple[Mutant, ...] = (
         "reverie/actors/drafting.py",
         "unseen = [gap for gap in found if gap.evidence not in known]",
         "unseen = list(found)",
-        "the model is asked again every pass for a gap whose turns did not change",
-        ("tests/test_skill_drafts.py::test_a_models_draft_is_kept_when_it_passes_the_checks",),
-    ),
-    Mutant(
-        "drafts-quiet-pass-writes",
-        "reverie/actors/drafting.py",
-        "fresh = drafts.changed(conn, made)",
-        "fresh = made",
-        "every pass writes a REDRAFTED ledger row for every waiting draft",
+        "a gap whose turns did not change is written (and the model asked) again every pass",
         (
+            "tests/test_skill_drafts.py::test_a_models_draft_is_kept_when_it_passes_the_checks",
             "tests/test_skill_drafts.py::test_a_waiting_draft_grows_with_its_gap_and_a_quiet_pass_writes_nothing",
         ),
     ),

@@ -5,7 +5,6 @@ them, and project their files. Fail-silent like the stage it runs in."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import replace
 from typing import Any
 
@@ -88,13 +87,8 @@ async def round_(
     made = drafts.as_drafts(namespace, seen, ranked, iso(now))
     stale = drafts.stale_skills(seen, now, config)
 
-    def store(conn: sqlite3.Connection) -> list[Any]:
-        fresh = drafts.changed(conn, made)  # a pass that finds nothing new writes nothing
-        drafts.save(conn, fresh, iso(now))
-        return fresh
-
-    if made:
-        made = await db.write(store)
+    if made:  # a pass that found nothing new (no unseen gap) writes nothing
+        await db.write(lambda conn: drafts.save(conn, made, iso(now)))
     try:
         drafts.project(projector, made)
     except OSError as exc:

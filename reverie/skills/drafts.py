@@ -135,20 +135,6 @@ def as_drafts(
     return out
 
 
-def changed(conn: sqlite3.Connection, made: list[store.SkillDraft]) -> list[store.SkillDraft]:
-    """The drafts that are new, or whose waiting draft's text or evidence they change."""
-    out = []
-    for draft in made:
-        known = store.get(conn, draft.namespace, draft.name)
-        if known is None or (
-            known.state == "draft"
-            and (known.body, known.evidence, known.description)
-            != (draft.body, draft.evidence, draft.description)
-        ):
-            out.append(draft)
-    return out
-
-
 def save(conn: sqlite3.Connection, made: list[store.SkillDraft], now: str) -> None:
     """Store the drafts (inside the curator's transaction), each audited."""
     for draft in made:
