@@ -22,6 +22,7 @@ from reverie.stores.records import Skill
 from tests.chat_server import ChatServer
 from tests.conftest import ok, rows
 from tests.local_http import base_url, serving
+from tests.test_review_scale import count_calls
 
 START = datetime(2026, 3, 1, 9, tzinfo=UTC)
 TLS_STEPS = (
@@ -457,3 +458,21 @@ async def test_errors_of_one_area_in_two_sessions_are_drafted_as_an_error_gap(
         assert draft.kind == ERROR and draft.sessions == 2 and len(draft.evidence) == 3
         assert {"backup", "nfs", "mount"} <= set(draft.triggers)
         assert draft.description.startswith("Recover from the repeated")
+
+
+async def test_a_pass_that_drafts_still_commits_twice(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Invariant: the drafts join the pass's closing transaction (two writes a pass) and
+    the curator's one look reads what the drafting round needs; the files follow."""
+    off = Config().with_section("dream", enabled=False)
+    async with reverie.open(tmp_path / "home", config=off, clock=clock) as rv:
+        ns = rv.namespace("alice")
+        await month(ns, clock)
+        await rv.wait_idle()
+        clock.advance(timedelta(days=1))
+        seen = count_calls(monkeypatch, rv)
+        await ns.review(force=True)
+        (draft,) = await ns.skill_drafts()
+        assert seen["write"] == 2
+        assert (tmp_path / "home" / "alice" / "skills" / ".drafts" / draft.name).is_dir()

@@ -22,17 +22,18 @@ from reverie.actors.context import Judge
 from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
-from reverie.errors import NamespaceArchived, ReverieError, ToolInputError, quoted
+from reverie.errors import NamespaceArchived, ToolInputError, quoted
 from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
 from reverie.results import Archived, Decision, ToolResult, refused
 from reverie.rules.similarity import jaccard, word_set
+from reverie.skills.drafts import Look
+from reverie.skills.drafts import look as look_drafts
+from reverie.skills.drafts import project as project_drafts
+from reverie.skills.drafts import save as save_drafts
 from reverie.stores import ledger, namespaces, skills
 from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord, Skill
-from reverie.telemetry.logs import get_logger
 from reverie.telemetry.tracing import trace_id_hex
-
-_log = get_logger("reverie.review")
 
 
 def idle_since(skill: Skill) -> str:
@@ -160,54 +161,58 @@ class Curator(Stage):
             archive_dir=where,
         )
 
-    def look(self, conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The candidates as of now, and the overlap / bloat scan of the skills."""
-        found = candidates(
-            conn, self.projector, self.namespace, self.clock.now(), self.cfg.idle_days
-        )
-        return found, scan(
+    def look(self, conn: sqlite3.Connection) -> tuple[Any, ...]:
+        """The candidates as of now, the overlap / bloat scan of the skills, and what the
+        drafting round reads (issue 13; None when drafts are off)."""
+        now = self.clock.now()
+        found = candidates(conn, self.projector, self.namespace, now, self.cfg.idle_days)
+        issues = scan(
             skills.registered(conn, self.namespace),
             self.cfg.overlap_threshold,
             self.cfg.bloat_chars,
         )
+        enabled = self.config.drafts.enabled
+        return (
+            found,
+            issues,
+            look_drafts(conn, self.namespace, now, self.config) if enabled else None,
+        )
 
     async def run(self) -> CuratorDetails:
-        """The dry run: report candidates and the overlap / bloat scan, move nothing."""
-        found, issues = await self.looked()
-        drafted = await self._draft()
+        """The dry run: report candidates and the overlap / bloat scan, move nothing; and
+        draft the skill gaps (issue 13), stored with the pass's closing transaction."""
+        found, issues, seen = await self.looked()
+        drafted = await self._draft(seen)
         stamp = self.now()
         records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
         records += [{"ts": stamp, "action": "report", **i} for i in issues]
-        if drafted:
-            records.append({"ts": stamp, "action": "drafts", **drafted})
+        if drafted.made or drafted.stale:
+            records.append({"ts": stamp, "action": "drafts", **drafted.record()})
 
         def finish(conn: sqlite3.Connection) -> None:
             detail = {"candidates": [c["name"] for c in found], "issues": len(issues)}
-            self.done(conn, {**detail, "drafts": drafted.get("drafted", [])})
+            self.done(conn, {**detail, "drafts": [d.name for d in drafted.made]})
+            save_drafts(conn, drafted.made, stamp)
 
-        await self.commit(finish, "curator", records, defer=True)
+        def landed(_: sqlite3.Connection) -> None:
+            self.project(lambda: project_drafts(self.projector, drafted.made))
+
+        await self.commit(
+            finish, "curator", records, defer=True, landed=landed if drafted.made else None
+        )
         return CuratorDetails(
             tuple(CuratorCandidate(c["name"], c["idle_since"]) for c in found),
             tuple(_issue(i) for i in issues),
             dry_run=True,
         )
 
-    async def _draft(self) -> dict[str, Any]:
+    async def _draft(self, seen: Look | None) -> drafting.Round:
         """Issue 13's drafting round: skill gaps drafted, stale skills reported."""
-        if not self.config.drafts.enabled:
-            return {}
-        try:
-            return await drafting.round_(
-                self.namespace,
-                db=self.db,
-                projector=self.projector,
-                clock=self.clock,
-                config=self.config,
-                judge=self.judge,
-            )
-        except ReverieError as exc:  # the curator's own report stands; the next pass retries
-            _log.warning("skill_drafts_failed", namespace=self.namespace, error=repr(exc))
-            return {"error": str(exc)}
+        if seen is None:
+            return drafting.Round([], [])
+        return await drafting.round_(
+            self.namespace, seen, clock=self.clock, config=self.config, judge=self.judge
+        )
 
 
 def _issue(found: dict[str, Any]) -> SkillIssue:

@@ -5,7 +5,7 @@ them, and project their files. Fail-silent like the stage it runs in."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio.to_thread
@@ -19,8 +19,7 @@ from reverie.model.seam import Answer, Prompt
 from reverie.skills import drafts
 from reverie.skills.gaps import Gap
 from reverie.skills.writing import DRAFT_SCHEMA, Written, checked, rules_draft
-from reverie.stores.db import Database
-from reverie.stores.projection import Projector
+from reverie.stores.drafts import SkillDraft
 from reverie.telemetry.logs import get_logger
 
 _log = get_logger("reverie.review")
@@ -66,31 +65,31 @@ async def write(judge: Judge | None, namespace: str, gap: Gap, limit: int) -> Wr
     return replace(result, by=judge.model.name)
 
 
+@dataclass(frozen=True, slots=True)
+class Round:
+    """What a drafting round found: the drafts to store (new, or a waiting draft whose gap
+    grew) and the stale skills to report."""
+
+    made: list[SkillDraft]
+    stale: list[drafts.StaleSkill]
+
+    def record(self) -> dict[str, Any]:
+        """The round in the curator's log record."""
+        return {"drafted": [d.name for d in self.made], "stale": [s.to_dict() for s in self.stale]}
+
+
 async def round_(
-    namespace: str,
-    *,
-    db: Database,
-    projector: Projector,
-    clock: Clock,
-    config: Config,
-    judge: Judge | None,
-) -> dict[str, Any]:
-    """One drafting round: what it drafted and which skills it found stale."""
+    namespace: str, seen: drafts.Look, *, clock: Clock, config: Config, judge: Judge | None
+) -> Round:
+    """One drafting round over what the curator's look read; it writes nothing (the
+    curator stores the drafts in the pass's closing transaction)."""
     now = clock.now()
-    seen = await db.read(lambda conn: drafts.look(conn, namespace, now, config))
     limit = min(config.writer.max_skill_chars, config.curator.bloat_chars)  # never born bloated
     # the clustering is CPU work (0.35 s for 2000 requests, bench/skill_gaps.py): off the loop
     found = await anyio.to_thread.run_sync(drafts.found, seen, config)
     known = {d.evidence for d in seen.drafts if d.state == "draft"}  # unchanged: not asked again
     unseen = [gap for gap in found if gap.evidence not in known]
     ranked = [(gap, await write(judge, namespace, gap, limit)) for gap in unseen]
-    made = drafts.as_drafts(namespace, seen, ranked, iso(now))
-    stale = drafts.stale_skills(seen, now, config)
-
-    if made:  # a pass that found nothing new (no unseen gap) writes nothing
-        await db.write(lambda conn: drafts.save(conn, made, iso(now)))
-    try:
-        drafts.project(projector, made)
-    except OSError as exc:
-        _log.warning("projection_failed", namespace=namespace, error=repr(exc))
-    return {"drafted": [d.name for d in made], "stale": [s.to_dict() for s in stale]}
+    return Round(
+        drafts.as_drafts(namespace, seen, ranked, iso(now)), drafts.stale_skills(seen, now, config)
+    )
