@@ -164,6 +164,37 @@ class CuratorConfig:
     same values in the same order) is a near-duplicate, and only the longer one is kept."""
 
 
+@dataclass(frozen=True)
+class DraftsConfig:
+    """Skill gaps and drafts (issue 13), found in the curator's review pass: what users keep
+    asking for that no skill covers, drafted for a person to accept or reject."""
+
+    enabled: bool = True
+    window_days: float = 30.0
+    """The episodes a pass reads: the last this many days."""
+    min_sessions: int = 3
+    """A request is a gap when asked in at least this many distinct sessions."""
+    min_errors: int = 3
+    """Errors of one area (clustered like requests) that make a gap."""
+    min_procedures: int = 2
+    """Times the agent walked the same ordered procedure by hand that make a gap."""
+    min_steps: int = 3
+    """Numbered steps an assistant turn holds to count as a hand-walked procedure."""
+    shared_words: int = 2
+    """Content words two requests share, at least, to be one request."""
+    similarity: float = 0.25
+    """Jaccard of two requests' content words, at least, to be one request."""
+    covered_share: float = 0.6
+    """Share of a gap's core words a skill's name, description and trigger words hold
+    for the skill to cover it: more than half (3 of 4), so a skill that shares only the
+    object ("the web app") does not cover another action on it ("deploy the web app")."""
+    top_n: int = 3
+    """Gaps drafted per pass, best ranked first."""
+    stale_days: float = 30.0
+    """A skill is stale when none of its trigger words occurred in this many days of
+    user turns."""
+
+
 DEFAULT_REVIEW_CONCURRENCY = 32
 
 
@@ -393,6 +424,7 @@ class Config:
     records: RecordsConfig = field(default_factory=RecordsConfig)
     dream: DreamConfig = field(default_factory=DreamConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
+    drafts: DraftsConfig = field(default_factory=DraftsConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -545,6 +577,16 @@ def _validate(config: Config) -> None:
         raise ConfigError("distiller.ask_batch must not exceed distiller.max_topics")
     _check_dream(config.dream)
     _check_curator(config.curator)
+    _check_drafts(config.drafts)
+
+
+def _check_drafts(drafts: DraftsConfig) -> None:
+    if drafts.min_sessions < 2 or drafts.min_errors < 2 or drafts.min_procedures < 2:
+        raise ConfigError("drafts.min_sessions, min_errors and min_procedures must be at least 2")
+    if drafts.shared_words < 1 or drafts.min_steps < 2:
+        raise ConfigError("drafts.shared_words must be at least 1, drafts.min_steps 2")
+    if not 0.0 < drafts.similarity <= 1.0 or not 0.0 < drafts.covered_share <= 1.0:
+        raise ConfigError("drafts.similarity and drafts.covered_share must be in (0, 1]")
 
 
 def _check_dream(dream: DreamConfig) -> None:

@@ -92,7 +92,9 @@ from reverie.results import Decision, FactView, ToolResult, TopicListing, refuse
 from reverie.rules.query import PRIORITIES, TIERS, parse
 from reverie.rules.secrets import refusal, secret_kind
 from reverie.seams import check_plugged, home_path
+from reverie.skills import drafts as skill_drafts
 from reverie.skills import drawing
+from reverie.skills.drafts import StaleSkill
 from reverie.skills.picture import DEFAULT_MAX_NODES, LearningGraph, learning_graph
 from reverie.snapshot import Snapshot, take
 from reverie.stores import (
@@ -107,11 +109,13 @@ from reverie.stores import (
     skills,
     topics,
 )
+from reverie.stores import drafts as drafts_store
 from reverie.stores import dream as dream_store
 from reverie.stores import graph as graph_store
 from reverie.stores import patterns as pattern_store
 from reverie.stores import search as search_store
 from reverie.stores.db import Database
+from reverie.stores.drafts import SkillDraft
 from reverie.stores.learning import LearningRecord
 from reverie.stores.patterns import Pattern
 from reverie.stores.projection import Projector
@@ -766,6 +770,82 @@ class Namespace:
             )
         return REPORT_KINDS[kind](found)
 
+    # -- skill drafts (issue 13) ----------------------------------------------------------
+
+    async def skill_drafts(self, include_decided: bool = False) -> list[SkillDraft]:
+        """The drafted skills waiting for a person (``include_decided``: the accepted and
+        rejected ones too), best ranked first; the curator's review pass writes them."""
+        _flag("include_decided", include_decided)
+        state = None if include_decided else "draft"
+        return await self.runtime.services.db.read(
+            lambda conn: drafts_store.every(conn, self.name, state)
+        )
+
+    async def stale_skills(self) -> list[StaleSkill]:
+        """Registered skills none of whose trigger words users said lately (reported only,
+        never archived for it)."""
+        s = self.runtime.services
+        now = s.clock.now()
+        seen = await s.db.read(lambda conn: skill_drafts.look(conn, self.name, now, s.config))
+        return skill_drafts.stale_skills(seen, now, s.config)
+
+    async def accept_draft(self, name: str) -> dict[str, Any]:
+        """Make a waiting draft a skill through skill_manage create (its caps, secret scan
+        and ledger row); the draft is marked accepted and its file goes."""
+        s = self.runtime.services
+        draft = await self._waiting_draft(name)
+        if isinstance(draft, dict):
+            return draft
+        arguments = {"action": "create", "name": name, "content": draft.body}
+        try:
+            command = parse_call("skill_manage", arguments, s.config.writer)
+        except ToolInputError as exc:
+            return refused(f"draft {name!r} cannot become a skill: {exc}").to_dict()
+        result = await self._ask(ToolCall(self.name, None, command))
+        if result["decision"] != Decision.CREATED:
+            return result
+        await self._decide_draft(name, "accepted", "accept", "ACCEPTED")
+        return {**result, "draft": name}
+
+    async def reject_draft(self, name: str) -> dict[str, Any]:
+        """Reject a waiting draft: its gap is never drafted again; its row stays."""
+        draft = await self._waiting_draft(name)
+        if isinstance(draft, dict):
+            return draft
+        await self._decide_draft(name, "rejected", "reject", "REJECTED")
+        return {
+            "decision": "REJECTED",
+            "entry_id": f"draft:{name}",
+            "message": f"draft {name!r} rejected; its gap will not be drafted again",
+            "name": name,
+        }
+
+    async def _waiting_draft(self, name: str) -> SkillDraft | dict[str, Any]:
+        if not isinstance(name, str) or not name:
+            return refused("name must be a non-empty string").to_dict()
+        found = await self.runtime.services.db.read(
+            lambda conn: drafts_store.get(conn, self.name, name)
+        )
+        if found is None or found.state != "draft":
+            state = "no draft" if found is None else f"draft already {found.state}:"
+            return refused(f"{state} {quoted(name)} in namespace {self.name!r}").to_dict()
+        return found
+
+    async def _decide_draft(self, name: str, state: str, action: str, decision: str) -> None:
+        s = self.runtime.services
+        now = s.now()
+
+        def write(conn: sqlite3.Connection) -> None:
+            namespaces.check_open(conn, self.name)
+            drafts_store.set_state(conn, self.name, name, state, now)
+            skill_drafts.audit(conn, self.name, name, action, decision, now, {}, actor="host")
+
+        await s.db.write(write)
+        try:
+            skill_drafts.unproject(s.projector, self.name, name)
+        except OSError as exc:
+            log.warning("projection_failed", namespace=self.name, error=bounded(repr(exc)))
+
     async def restore_skill(self, name: str) -> dict[str, Any]:
         """Bring an archived skill back: its directory and its registration."""
         return await self._ask(Curate(self.name, restore=name))
@@ -1285,7 +1365,7 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
         Linter: partial(Linter, judge=judge, **stage),
         Distiller: partial(Distiller, judge=judge, **stage),
         Promoter: partial(Promoter, judge=judge, bus=bus, **stage),
-        Curator: partial(Curator, **stage),
+        Curator: partial(Curator, judge=judge, **stage),
         Dreamer: partial(Dreamer, judge=judge, bus=bus, **stage),
     }
 

@@ -28,6 +28,8 @@ def stage_of(payload: dict[str, Any]) -> str:
         return questions.PROMOTE
     if "learnings" in payload:
         return questions.DREAM
+    if "rules_draft" in payload:
+        return questions.SKILL_DRAFT
     return questions.FLUSH
 
 

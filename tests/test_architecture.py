@@ -64,7 +64,7 @@ async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, span
         calls = await rv.model_calls("a")
     # one name per actor: the ledger and the call counts use the actors' own names
     asked = {r.actor for r in ledger if r.action == "model_call"}
-    assert asked == {"flusher", "linter", "distiller", "promoter", "dreamer", "grapher"}
+    assert asked == {"flusher", "linter", "distiller", "promoter", "dreamer", "grapher", "curator"}
     assert set(calls) == asked
     assert {r.actor for r in ledger if r.action == "round"} == CARD - {
         "writer",
@@ -181,7 +181,7 @@ async def test_each_actor_is_given_only_what_it_uses(rv: reverie.Reverie) -> Non
         given_to[actor.name] = given & CAPABILITIES
     assert given_to["extractor"] == {"db", "bus", "clock"}
     assert given_to["learner"] == {"db", "projector", "bus", "clock", "book"}
-    assert given_to["curator"] == {"db", "projector", "clock"}
+    assert given_to["curator"] == {"db", "projector", "clock", "judge"}  # the drafts' model
     assert given_to["grapher"] == {"db", "projector", "clock", "judge"}
     assert "judge" not in given_to["writer"] and "bus" not in given_to["linter"]
     for path in (PACKAGE / "actors").glob("*.py"):

@@ -25,7 +25,6 @@ def test_all_is_sorted_and_complete() -> None:
         "simulation",
         "skills",
         "snapshot",
-        "skills",
         "stores",
         "task_home",
         "telemetry",

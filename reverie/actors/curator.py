@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reverie.actors import skill_reshape
+from reverie.actors import drafting, skill_reshape
+from reverie.actors.context import Judge
 from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope, ReshapeSkills, UndoReshape
 from reverie.clock import iso
@@ -25,6 +26,10 @@ from reverie.errors import NamespaceArchived, ToolInputError, quoted
 from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
 from reverie.results import Archived, Decision, ToolResult, refused
 from reverie.rules.similarity import jaccard, word_set
+from reverie.skills.drafts import Look
+from reverie.skills.drafts import look as look_drafts
+from reverie.skills.drafts import project as project_drafts
+from reverie.skills.drafts import save as save_drafts
 from reverie.stores import ledger, namespaces, skills
 from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord, Skill
@@ -75,6 +80,11 @@ class Curator(Stage):
     name = "curator"
     section = "curator"
     handles = (CurateDue, Curate, ReshapeSkills, UndoReshape)
+
+    def __init__(self, namespace: str, *, judge: Judge | None = None, **parts: Any) -> None:
+        super().__init__(namespace, **parts)
+        self.judge = judge
+        """The model that writes skill drafts, when one is configured (issue 13)."""
 
     @property
     def enabled(self) -> bool:
@@ -233,12 +243,12 @@ class Curator(Stage):
 
     # -- the review pass ----------------------------------------------------------------
 
-    def look(self, conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[Any], list[Any]]:
-        """The candidates as of now, the overlap / bloat scan of the skills, and the
-        consolidate and patch proposals (reported, never applied, by a pass)."""
-        found = candidates(
-            conn, self.projector, self.namespace, self.clock.now(), self.cfg.idle_days
-        )
+    def look(self, conn: sqlite3.Connection) -> tuple[Any, ...]:
+        """The candidates as of now, the overlap / bloat scan of the skills, the consolidate
+        and patch proposals (reported, never applied, by a pass), and what the drafting round
+        reads (issue 13; None when drafts are off)."""
+        now = self.clock.now()
+        found = candidates(conn, self.projector, self.namespace, now, self.cfg.idle_days)
         issues = scan(
             skills.registered(conn, self.namespace),
             self.cfg.overlap_threshold,
@@ -249,27 +259,52 @@ class Curator(Stage):
             for kind in skill_reshape.KINDS
             for p in skill_reshape.proposals(conn, self.namespace, self.config, kind, checked=False)
         ]
-        return found, issues, proposed
+        enabled = self.config.drafts.enabled
+        return (
+            found,
+            issues,
+            proposed,
+            look_drafts(conn, self.namespace, now, self.config) if enabled else None,
+        )
 
     async def run(self) -> CuratorDetails:
         """The dry run: report candidates, the overlap / bloat scan and the consolidate /
-        patch proposals; move and change nothing."""
-        found, issues, proposed = await self.looked()
+        patch proposals, move and change nothing; and draft the skill gaps (issue 13),
+        stored with the pass's closing transaction."""
+        found, issues, proposed, seen = await self.looked()
+        drafted = await self._draft(seen)
         stamp = self.now()
         records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
         records += [{"ts": stamp, "action": "report", **i} for i in issues]
         records += [
             {"ts": stamp, "action": "proposal", "dry_run": True, **_brief(p)} for p in proposed
         ]
+        if drafted.made or drafted.stale:
+            records.append({"ts": stamp, "action": "drafts", **drafted.record()})
 
         def finish(conn: sqlite3.Connection) -> None:
-            self.done(conn, {"candidates": [c["name"] for c in found], "issues": len(issues)})
+            detail = {"candidates": [c["name"] for c in found], "issues": len(issues)}
+            self.done(conn, {**detail, "drafts": [d.name for d in drafted.made]})
+            save_drafts(conn, drafted.made, stamp)
 
-        await self.commit(finish, "curator", records, defer=True)
+        def landed(_: sqlite3.Connection) -> None:
+            self.project(lambda: project_drafts(self.projector, drafted.made))
+
+        await self.commit(
+            finish, "curator", records, defer=True, landed=landed if drafted.made else None
+        )
         return CuratorDetails(
             tuple(CuratorCandidate(c["name"], c["idle_since"]) for c in found),
             tuple(_issue(i) for i in issues),
             dry_run=True,
+        )
+
+    async def _draft(self, seen: Look | None) -> drafting.Round:
+        """Issue 13's drafting round: skill gaps drafted, stale skills reported."""
+        if seen is None:
+            return drafting.Round([], [])
+        return await drafting.round_(
+            self.namespace, seen, clock=self.clock, config=self.config, judge=self.judge
         )
 
 

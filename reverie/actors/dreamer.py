@@ -32,6 +32,7 @@ from reverie.errors import NamespaceArchived, ReverieError
 from reverie.model.seam import Answer
 from reverie.reports import DreamDetails, StageReport
 from reverie.results import ToolResult
+from reverie.stores import drafts as skill_drafts
 from reverie.stores import dream as dream_store
 from reverie.stores import graph, longterm, namespaces, patterns, review_state, topics
 from reverie.stores.entries import live
@@ -195,6 +196,10 @@ class Dreamer(Stage):
             "health": health.score(counts).to_dict(),
             "records": longterm.status(conn, self.namespace),
             "skills": _board(conn, self.namespace, since),
+            "drafts": [  # issue 13: skill drafts waiting for a person's verdict
+                {"name": d.name, "sessions": d.sessions, "description": d.description}
+                for d in skill_drafts.every(conn, self.namespace, "draft")
+            ],
             "recurring": [
                 {"id": p.id, "name": p.name, "sessions": p.sessions}
                 for p in library

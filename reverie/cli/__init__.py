@@ -38,6 +38,7 @@ def _commands() -> ModuleType:
     """``reverie.cli.app`` with every subcommand registered on it."""
     from reverie.cli import app as commands
     from reverie.cli import consolidate as _consolidate  # noqa: F401
+    from reverie.cli import drafts as _drafts  # noqa: F401
     from reverie.cli import dream as _dream  # noqa: F401
     from reverie.cli import loop as _loop  # noqa: F401  (registers its subcommands)
     from reverie.cli import namespaces as _namespaces  # noqa: F401

@@ -172,7 +172,13 @@ def _n(count: int, noun: str) -> str:
 
 def _skill_development(run: Run) -> list[str]:
     changed = run["day"].get("skills_changed") or {}
-    return [f"- {name}: {', '.join(actions)}" for name, actions in sorted(changed.items())]
+    lines = [f"- {name}: {', '.join(actions)}" for name, actions in sorted(changed.items())]
+    for draft in run.get("drafts") or ():  # issue 13: gaps drafted, waiting for a verdict
+        lines.append(
+            f"- draft {draft['name']} ({draft['sessions']} sessions): {draft['description']}"
+            " — `reverie skill accept|reject`"
+        )
+    return lines
 
 
 def _reflection(run: Run) -> list[str]:

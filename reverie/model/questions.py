@@ -18,6 +18,7 @@ LINT: Final = "lint"
 PROMOTE: Final = "promote"
 DREAM: Final = "dream"
 GRAPH: Final = "graph"
+SKILL_DRAFT: Final = "skill_draft"
 ACTOR_OF: Final = {
     FLUSH: "flusher",
     DISTILL: "distiller",
@@ -25,6 +26,7 @@ ACTOR_OF: Final = {
     PROMOTE: "promoter",
     DREAM: "dreamer",
     GRAPH: "grapher",
+    SKILL_DRAFT: "curator",
 }
 """The actor that asks each question: its one name in the ledger and in call counts."""
 

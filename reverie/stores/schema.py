@@ -468,4 +468,26 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         DELETE FROM graph_text WHERE rowid = old.id * 2 + 1;
     END;
     """,
+    # skill drafts (issue 13): gaps no skill covers, drafted for a person to accept or
+    # reject; the row is the source of truth, skills/.drafts/<name>/SKILL.md its projection
+    """
+    CREATE TABLE IF NOT EXISTS skill_drafts (
+        namespace TEXT NOT NULL,
+        name TEXT NOT NULL,
+        gap_key TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('draft', 'accepted', 'rejected')),
+        description TEXT NOT NULL,
+        triggers TEXT NOT NULL,
+        body TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        sessions INTEGER NOT NULL,
+        score REAL NOT NULL,
+        written_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, name)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS skill_drafts_key ON skill_drafts (namespace, gap_key);
+    """,
 )
