@@ -23,6 +23,7 @@ def test_all_is_sorted_and_complete() -> None:
         "runtime",
         "seams",
         "simulation",
+        "skills",
         "snapshot",
         "stores",
         "task_home",

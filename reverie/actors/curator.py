@@ -21,10 +21,17 @@ from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope
 from reverie.clock import iso
 from reverie.errors import NamespaceArchived, ToolInputError, quoted
-from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
+from reverie.reports import (
+    BloatIssue,
+    CuratorArchived,
+    CuratorCandidate,
+    CuratorDetails,
+    OverlapIssue,
+    SkillIssue,
+)
 from reverie.results import Archived, Decision, ToolResult, refused
 from reverie.rules.similarity import jaccard, word_set
-from reverie.stores import ledger, namespaces, skills
+from reverie.stores import ledger, namespaces, skill_activity, skills
 from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord, Skill
 from reverie.telemetry.tracing import trace_id_hex
@@ -39,7 +46,7 @@ def skill_dir(projector: Projector, namespace: str, name: str) -> Path:
 
 
 def candidates(
-    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: int
+    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: float
 ) -> list[dict[str, Any]]:
     """The four-condition safety model, applied to the registered skills."""
     cutoff = iso(now - timedelta(days=idle_days))
@@ -162,21 +169,51 @@ class Curator(Stage):
         )
 
     async def run(self) -> CuratorDetails:
-        """The dry run: report candidates and the overlap / bloat scan, move nothing."""
+        """The dry run: report candidates and the overlap / bloat scan; score every skill
+        and archive those idle past ``skill_scores.archive_days`` (see :meth:`_score`)."""
         found, issues = await self.looked()
         stamp = self.now()
+        archived = await self._score(found)
         records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
         records += [{"ts": stamp, "action": "report", **i} for i in issues]
+        records += [{"ts": stamp, "action": "archive", "dry_run": False, **a} for a in archived]
 
         def finish(conn: sqlite3.Connection) -> None:
-            self.done(conn, {"candidates": [c["name"] for c in found], "issues": len(issues)})
+            detail = {"candidates": [c["name"] for c in found], "issues": len(issues)}
+            self.done(conn, {**detail, "archived": [a["name"] for a in archived]})
 
         await self.commit(finish, "curator", records, defer=True)
         return CuratorDetails(
             tuple(CuratorCandidate(c["name"], c["idle_since"]) for c in found),
             tuple(_issue(i) for i in issues),
             dry_run=True,
+            archived=tuple(CuratorArchived(**a) for a in archived),
         )
+
+    async def _score(self, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Score every registered skill and keep the scores (history). When some of the
+        dry run's candidates are idle ``archive_days`` or more, archive those now (the
+        path ``--apply`` takes: reversible, audited) and move their directories; else the
+        scoring joins the pass's closing transaction."""
+        settings = self.config.skill_scores
+        now = self.clock.now()
+        cutoff = iso(now - timedelta(days=settings.archive_days))
+        due = settings.auto_archive and any(c["idle_since"] <= cutoff for c in found)
+
+        def score(conn: sqlite3.Connection) -> None:
+            skill_activity.score_round(conn, self.namespace, now)
+
+        if not due:
+            await self.commit(score, "curator", [], defer=True)
+            return []
+
+        def retire(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            score(conn)
+            return apply(conn, self.projector, self.namespace, now, settings.archive_days)
+
+        archived = await self.db.write(retire)
+        self.project(lambda: move_archived(self.projector, self.namespace, archived))
+        return archived
 
 
 def _issue(found: dict[str, Any]) -> SkillIssue:
@@ -188,7 +225,7 @@ def _issue(found: dict[str, Any]) -> SkillIssue:
 
 
 def apply(
-    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: int
+    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: float
 ) -> list[dict[str, Any]]:
     """Archive every candidate (inside the curator's transaction); the directories are
     moved by :func:`move_archived` after the commit."""

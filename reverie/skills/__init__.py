@@ -1,0 +1,1 @@
+"""Skills that evolve (issue 13): scoring, drafts, curation helpers."""
