@@ -4,8 +4,10 @@ on a ManualClock and a real SQLite home."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -266,7 +268,7 @@ async def test_the_pass_archives_skills_idle_180_days_reversibly(
     assert "stale" in [r["name"] for r in await ns.skill_scores()]
 
 
-async def test_auto_archive_can_be_switched_off(tmp_path: Any, clock: ManualClock) -> None:
+async def test_auto_archive_can_be_switched_off(tmp_path: Path, clock: ManualClock) -> None:
     config = Config().with_section("skill_scores", auto_archive=False)
     async with reverie.open(tmp_path / "h", config=config, clock=clock) as rv:
         ns = rv.namespace("a")
@@ -324,4 +326,47 @@ async def test_the_dream_report_ranks_skills_by_activity_with_tier_changes(
     assert section.strip().split("\n") == [
         "1. 🔥 deploy: 92.8 (active); 31 uses (+31 today)",
         "2. 💤 release: 46.1 (low); 30 uses (+30 today) — active → low",
+    ]
+
+
+def test_the_simulated_agent_follows_its_skill_with_every_outcome() -> None:
+    """``reverie simulate`` drives skill uses through ``used_skill`` with success, failure
+    and unknown outcomes, so its skill tiers come from real uses."""
+    from reverie.simulation.scenario import USED_SKILL, generate
+
+    reported = [
+        use.args
+        for plan in generate(seed=7).sessions
+        for turn in plan.turns
+        for use in turn.tools
+        if use.tool == USED_SKILL
+    ]
+    assert {args["name"] for args in reported} == {"release"}
+    outcomes = [args["ok"] for args in reported]
+    assert {True, False, None} <= set(outcomes) and outcomes.count(True) > len(outcomes) / 2
+
+
+@pytest.mark.slow
+def test_the_cli_records_outcomes_and_prints_the_scores(tmp_path: Path) -> None:
+    from tests.test_cli import cli, jcli
+
+    async def seed() -> None:
+        async with reverie.open(tmp_path) as rv:
+            await create(rv.namespace("default"), "release")
+
+    asyncio.run(seed())
+    assert jcli(tmp_path, "skill", "use", "ghost", "--ok", code=1)["decision"] == "ERROR"
+    for flag in ("--ok", "--ok", "--failed", None):
+        extra = () if flag is None else (flag,)
+        assert jcli(tmp_path, "skill", "use", "release", *extra)["decision"] == "PATCHED"
+    [row] = jcli(tmp_path, "skill", "scores")
+    assert (row["name"], row["calls"], row["successes"], row["failures"]) == ("release", 4, 2, 1)
+    assert row["score"] == scores.activity(4, 2, 1, 0).score == 23.5 and row["mark"] == "🗄️"
+    human = cli(tmp_path, "skill", "scores")
+    assert "release" in human and "🗄️" in human and "dormant" in human
+    assert rows(tmp_path, "SELECT outcome FROM skill_uses ORDER BY id") == [
+        ("success",),
+        ("success",),
+        ("failure",),
+        ("unknown",),
     ]

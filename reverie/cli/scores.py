@@ -69,7 +69,7 @@ def skill_scores(
                 str(row["failures"]),
                 f"{row['quality']:.2f}",
                 f"×{row['decay']:g}",
-                row["last_used_at"] or "",
+                (row["last_used_at"] or "")[:10],
                 _change(row),
             )
         out.print(table)
