@@ -94,12 +94,11 @@ def test_tier_boundaries(score: float, tier: str, mark: str) -> None:
 
 
 def test_the_tier_is_read_from_the_rounded_score() -> None:
-    """79.95… rounds to 80.0: the number shown and its mark agree."""
-    calls = next(n for n in range(1, 200) if scores.activity(n, n, 0, 0).score >= 80)
-    just = scores.activity(calls, calls, 0, 0)
-    assert just.score >= 80.0 and just.tier == "active"
-    below = scores.activity(calls - 1, calls - 1, 0, 0)
-    assert below.score < 80.0 and below.tier == "steady"
+    """79.977… rounds to 80.0: the number shown and its mark agree."""
+    raw = 100 * scores.calls_term(23) * scores.quality(5, 0)
+    assert 79.95 <= raw < 80.0
+    just = scores.activity(23, 5, 0, 0)
+    assert (just.score, just.tier, just.mark) == (80.0, "active", "🔥")
 
 
 @pytest.mark.parametrize(
@@ -175,10 +174,11 @@ async def test_uses_older_than_the_window_do_not_count(
     ns = rv.namespace("a")
     await create(ns, "release")
     await use(ns, "release", True, True)
-    clock.advance(timedelta(days=scores.WINDOW_DAYS - 1))
+    clock.advance(timedelta(days=364))
     await use(ns, "release", True)
+    clock.advance(timedelta(days=1))  # the first two are 365 days old: still in
     assert score_of(await ns.skill_scores(), "release")["calls"] == 3
-    clock.advance(timedelta(days=2))  # the first two are now older than the window
+    clock.advance(timedelta(seconds=1))  # and now older than the 365-day window
     assert score_of(await ns.skill_scores(), "release")["calls"] == 1
 
 
@@ -369,4 +369,30 @@ def test_the_cli_records_outcomes_and_prints_the_scores(tmp_path: Path) -> None:
         ("success",),
         ("failure",),
         ("unknown",),
+    ]
+
+
+async def test_a_home_from_before_scores_gets_its_past_uses_from_the_ledger(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The migration takes the ledger's earlier ``use`` rows once, as outcome unknown."""
+    from reverie.stores.schema import MIGRATIONS
+    from tests.conftest import write_db
+
+    home = tmp_path / "h"
+    async with reverie.open(home, clock=clock) as rv:
+        ns = rv.namespace("a")
+        await create(ns, "release")
+        await use(ns, "release", True, False)
+    mine = next(i for i, m in enumerate(MIGRATIONS) if "CREATE TABLE IF NOT EXISTS skill_uses" in m)
+    with write_db(home) as conn:  # the home as it was before the migration
+        conn.execute("DROP TABLE skill_uses")
+        conn.execute("DROP TABLE skill_scores")
+        conn.execute("DELETE FROM schema_version WHERE version > ?", (mine,))
+    async with reverie.open(home, clock=clock) as rv:
+        [row] = await rv.namespace("a").skill_scores()
+        assert (row["calls"], row["successes"], row["failures"]) == (2, 0, 0)
+    assert rows(home, "SELECT namespace, name, outcome, session_id FROM skill_uses") == [
+        ("a", "release", "unknown", "use"),
+        ("a", "release", "unknown", "use"),
     ]
