@@ -2,11 +2,15 @@
 
 A skill is a candidate only when all four hold: ``created_by`` is ``skill_manage`` (official,
 preinstalled and marketplace skills are never touched), it is not pinned, it has been idle
-for ``idle_days`` (90), and its directory really exists. The review pass only reports
-(``curator.jsonl``); archiving happens when asked (``reverie curator --apply``, a
+for ``idle_days`` (90), and its directory really exists. The review pass reports them
+(``curator.jsonl``); archiving them happens when asked (``reverie curator --apply``, a
 :class:`~reverie.bus.messages.Curate` message to this actor): the row is marked archived
 (deregistered) and the directory moved to ``skills/.archive/<name>__<ts>/``.
 ``--restore NAME`` undoes both. A report-only scan lists near-duplicate and oversized skills.
+
+The round also scores every registered skill's activity (seed 004, kept as history; see
+:mod:`reverie.skills.scores`) and archives, by the same path, the candidates idle
+``skill_scores.archive_days`` (180) or more — the seed's automatic archive.
 """
 
 from __future__ import annotations

@@ -480,7 +480,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         outcome TEXT NOT NULL CHECK (outcome IN ('success', 'failure', 'unknown')),
         session_id TEXT
     );
-    CREATE INDEX IF NOT EXISTS skill_uses_name ON skill_uses (namespace, name, ts);
+    CREATE INDEX IF NOT EXISTS skill_uses_name ON skill_uses (namespace, name, ts, outcome);
 
     INSERT INTO skill_uses (namespace, name, ts, outcome, session_id)
     SELECT namespace, substr(entry_id, 7), ts, 'unknown', session_id FROM ledger
