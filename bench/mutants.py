@@ -1821,10 +1821,21 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "score-snapshot-no-mark",
         "reverie/snapshot.py",
-        "        index, _ = skills_index(registered, int(config.caps.skills), marks)",
-        "        index, _ = skills_index(registered, int(config.caps.skills))",
+        "        index, _ = skills_index(registered, cap, marks)",
+        "        index, _ = skills_index(registered, cap)",
         "no tier marks in the snapshot's skills index",
         ("tests/test_skill_scores.py::test_the_snapshot_marks_each_skill_with_its_tier",),
+    ),
+    Mutant(
+        "score-snapshot-marks-bound",
+        "reverie/snapshot.py",
+        "        if size > cap + 1:\n",
+        "        if size > cap // 2:\n",
+        "the snapshot reads marks for too few skills: some lines it shows go unmarked",
+        (
+            "tests/test_skill_scores.py::"
+            "test_the_snapshot_reads_marks_only_for_what_it_can_show_and_shows_the_same",
+        ),
     ),
     Mutant(
         "score-report-change",

@@ -84,6 +84,27 @@ def _more(left: int) -> str:
     return f"… and {left} more skills not shown"
 
 
+def _ordered(registered: list[Skill]) -> list[Skill]:
+    """The index's order: pinned skills, then the most recently used or changed."""
+    ordered = sorted(registered, key=lambda s: s.name)
+    ordered.sort(key=lambda s: s.last_used_at or s.updated_at, reverse=True)
+    ordered.sort(key=lambda s: not s.pinned)
+    return ordered
+
+
+def may_show(registered: list[Skill], cap: int) -> list[Skill]:
+    """The skills the index can show within ``cap``: the first in its order whose lines
+    fit unmarked (a mark only lengthens a line), so only their marks need reading."""
+    out: list[Skill] = []
+    size = 0
+    for skill in _ordered(registered):
+        size += len(_line(f"- {skill.name}: {skill.body}", SKILL_LINE_CHARS)) + 1
+        if size > cap + 1:
+            break
+        out.append(skill)
+    return out
+
+
 def skills_index(
     registered: list[Skill], cap: int, marks: Mapping[str, str] | None = None
 ) -> tuple[str, int]:
@@ -92,9 +113,7 @@ def skills_index(
     skill's activity tier mark (``marks``, see :mod:`reverie.skills.scores`) leads its
     text: ``- name: 🔥 body``; :func:`take` marks the skills used within the scoring window
     (one not used yet has no score to show, and is not marked ⚰️ for being new)."""
-    ordered = sorted(registered, key=lambda s: s.name)
-    ordered.sort(key=lambda s: s.last_used_at or s.updated_at, reverse=True)
-    ordered.sort(key=lambda s: not s.pinned)
+    ordered = _ordered(registered)
     marked = marks or {}
     lines = [
         _line(f"- {s.name}: {_marked(marked.get(s.name), s.body)}", SKILL_LINE_CHARS)
@@ -155,9 +174,11 @@ def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) ->
         parts.append("## TOPICS (read one with the topic tool)\n" + "\n".join(lines))
     registered = [s for s in skills.registered(conn, namespace) if f"skill:{s.name}" not in cold]
     if registered:
-        found = skill_activity.activities(conn, namespace, registered, datetime.fromisoformat(when))
+        cap = int(config.caps.skills)
+        shown = may_show(registered, cap)
+        found = skill_activity.activities(conn, namespace, shown, datetime.fromisoformat(when))
         marks = {name: a.mark for name, a in found.items() if a.calls}  # unused: no mark
-        index, _ = skills_index(registered, int(config.caps.skills), marks)
+        index, _ = skills_index(registered, cap, marks)
         if index:
             parts.append("## SKILLS\n" + index)
             carried += [f"skill:{s.name}" for s in registered]

@@ -307,6 +307,42 @@ async def test_the_snapshot_marks_each_skill_with_its_tier(
     ]
 
 
+async def test_the_snapshot_reads_marks_only_for_what_it_can_show_and_shows_the_same(
+    rv: reverie.Reverie, clock: ManualClock
+) -> None:
+    """300 used skills: the index, its marks read for the skills that can fit, is the index
+    marked from every skill's score (and it is full, never over its cap)."""
+    from reverie.snapshot import may_show, skills_index
+    from reverie.stores import skill_activity
+
+    def fill(conn: Any) -> None:
+        for i in range(300):
+            when = rv.services.now()
+            body = f"Workflow {i}: check the runbook, then page the owner of service {i}."
+            skills.insert(
+                conn, Skill("a", f"k{i:03}", body, "skill_manage", False, when, when, when, None)
+            )
+            for _ in range(i % 40):
+                skill_activity.record_use(conn, "a", f"k{i:03}", when, "success", None)
+
+    await rv.services.db.write(fill)
+    ns = rv.namespace("a")
+    snapshot = await ns.snapshot()
+    index = snapshot.text.split("## SKILLS\n", 1)[1].split("\n\n", 1)[0]
+
+    def expected(conn: Any) -> tuple[str, int, int]:
+        registered = skills.registered(conn, "a")
+        found = skill_activity.activities(conn, "a", registered, clock.now())
+        marks = {name: a.mark for name, a in found.items() if a.calls}
+        cap = Config().caps.skills
+        return skills_index(registered, cap, marks)[0], len(may_show(registered, cap)), cap
+
+    full, read, cap = await rv.services.db.read(expected)
+    assert index == full and cap - 160 < len(index) <= cap
+    shown = index.count("\n")  # lines less the "… more" line
+    assert shown <= read < 300 and "🔥" in index and "💤" in index
+
+
 async def test_the_dream_report_ranks_skills_by_activity_with_tier_changes(
     rv: reverie.Reverie, clock: ManualClock
 ) -> None:

@@ -7,6 +7,7 @@ the curator's review pass, one per registered skill per scoring (history, never 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -41,14 +42,24 @@ def record_use(
     )
 
 
-def counts(conn: sqlite3.Connection, namespace: str, since: str) -> dict[str, tuple[int, int, int]]:
-    """Each skill's (calls, successes, failures) since ``since``, in one grouped read."""
-    rows = fetchall(
-        conn,
+NAMED_AT_MOST: Final = 500
+"""Past this many names, :func:`counts` reads every skill's rows instead of an IN list."""
+
+
+def counts(
+    conn: sqlite3.Connection, namespace: str, since: str, names: Sequence[str] | None = None
+) -> dict[str, tuple[int, int, int]]:
+    """Each skill's (calls, successes, failures) since ``since`` — of ``names`` only, when
+    given — in one grouped read of the covering index."""
+    sql = (
         "SELECT name, count(*), sum(outcome = 'success'), sum(outcome = 'failure')"
-        " FROM skill_uses WHERE namespace = ? AND ts >= ? GROUP BY name",
-        (namespace, since),
+        " FROM skill_uses WHERE namespace = ? AND ts >= ?"
     )
+    params: list[str] = [namespace, since]
+    if names is not None and len(names) <= NAMED_AT_MOST:
+        sql += f" AND name IN ({', '.join('?' * len(names))})"
+        params += names
+    rows = fetchall(conn, sql + " GROUP BY name", params)
     return {str(r[0]): (int(r[1]), int(r[2]), int(r[3])) for r in rows}
 
 
@@ -67,7 +78,8 @@ def activities(
     conn: sqlite3.Connection, namespace: str, registered: list[Skill], now: datetime
 ) -> dict[str, scores.Activity]:
     """Every given skill's activity as of ``now``."""
-    window = counts(conn, namespace, iso(now - timedelta(days=scores.WINDOW_DAYS)))
+    since = iso(now - timedelta(days=scores.WINDOW_DAYS))
+    window = counts(conn, namespace, since, [s.name for s in registered])
     found = {}
     for skill in registered:
         calls, ok, failed = window.get(skill.name, (0, 0, 0))
