@@ -195,6 +195,16 @@ class DraftsConfig:
     user turns."""
 
 
+@dataclass(frozen=True)
+class SkillScoresConfig:
+    """Skill activity scores (seed 004; the formula is in ``reverie.skills.scores``): the
+    curator scores every skill in its pass, and archives agent-built, unpinned skills idle
+    ``archive_days`` or more (reversibly; at least ``curator.idle_days``)."""
+
+    auto_archive: bool = True
+    archive_days: float = 180.0
+
+
 DEFAULT_REVIEW_CONCURRENCY = 32
 
 
@@ -415,6 +425,7 @@ class Config:
     linter: LinterConfig = field(default_factory=LinterConfig)
     promoter: PromoterConfig = field(default_factory=PromoterConfig)
     curator: CuratorConfig = field(default_factory=CuratorConfig)
+    skill_scores: SkillScoresConfig = field(default_factory=SkillScoresConfig)
     reviewer: ReviewerConfig = field(default_factory=ReviewerConfig)
     actors: ActorConfig = field(default_factory=ActorConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
@@ -576,6 +587,8 @@ def _validate(config: Config) -> None:
     if config.distiller.ask_batch > max(1, config.distiller.max_topics):
         raise ConfigError("distiller.ask_batch must not exceed distiller.max_topics")
     _check_dream(config.dream)
+    if config.skill_scores.archive_days < config.curator.idle_days:
+        raise ConfigError("skill_scores.archive_days must be at least curator.idle_days")
     _check_curator(config.curator)
     _check_drafts(config.drafts)
 

@@ -209,6 +209,20 @@ class CuratorCandidate:
 
 @quick_init
 @dataclass(frozen=True, slots=True)
+class CuratorArchived:
+    """A skill the curator's pass archived, idle past ``skill_scores.archive_days``
+    (reversible: ``reverie curator --restore NAME``)."""
+
+    name: str
+    archive_dir: str
+    idle_since: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "archive_dir": self.archive_dir, "idle_since": self.idle_since}
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
 class BloatIssue:
     """A skill over the size budget (report only)."""
 
@@ -245,13 +259,18 @@ class CuratorDetails(_Round):
     candidates: tuple[CuratorCandidate, ...]
     issues: tuple[SkillIssue, ...]
     dry_run: bool = True
+    archived: tuple[CuratorArchived, ...] = ()
+    """Skills idle ``skill_scores.archive_days`` or more, archived by the pass itself."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found = {
             "candidates": [candidate.to_dict() for candidate in self.candidates],
             "issues": [issue.to_dict() for issue in self.issues],
             "dry_run": self.dry_run,
         }
+        if self.archived:  # said only when the pass archived something
+            found["archived"] = [a.to_dict() for a in self.archived]
+        return found
 
 
 @quick_init

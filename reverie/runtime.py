@@ -106,6 +106,7 @@ from reverie.stores import (
     namespaces,
     rekey,
     review_state,
+    skill_activity,
     skills,
     topics,
 )
@@ -676,6 +677,14 @@ class Namespace:
 
         return await self.runtime.services.db.read(read)
 
+    async def skill_scores(self) -> list[dict[str, Any]]:
+        """Every registered skill's activity score as of now (seed 004: calls × quality ×
+        decay, 0–100, see :mod:`reverie.skills.scores`), highest first: its tier and mark,
+        what the score was made of, and its last stored scoring (``previous_*``, None
+        before the curator's first scoring of it)."""
+        s = self.runtime.services
+        return await s.db.read(lambda conn: skill_activity.table(conn, self.name, s.clock.now()))
+
     async def pin_skill(self, name: str, pinned: bool = True) -> dict[str, Any]:
         """A pinned skill is never curated."""
         _flag("pinned", pinned)
@@ -1190,10 +1199,15 @@ class Session:
             span.set_attribute("reverie.turn", episode.turn)
             return episode
 
-    async def used_skill(self, name: str) -> dict[str, Any]:
-        """The agent used a skill: its idle clock restarts, so the curator keeps it."""
+    async def used_skill(self, name: str, ok: bool | None = None) -> dict[str, Any]:
+        """The agent used a skill: its idle clock restarts, so the curator keeps it, and the
+        use counts toward its activity score with its outcome — ``ok`` True (it worked),
+        False (it failed) or None (not known; neither, see :mod:`reverie.skills.scores`)."""
         self._open()
-        return await self.namespace._ask(SkillUsed(self.namespace.name, self.id, name))
+        if ok is not None:
+            _flag("ok", ok)
+        outcome = skill_activity.outcome_of(ok)
+        return await self.namespace._ask(SkillUsed(self.namespace.name, self.id, name, outcome))
 
     async def idle(self) -> None:
         """The session went idle: the flush (L3) and then the review bus (L8) hear of it."""

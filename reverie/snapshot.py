@@ -15,12 +15,14 @@ section, forge an entry separator or a turn.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from reverie.clock import iso
 from reverie.config import Config
 from reverie.rules.injection import as_data
-from reverie.stores import entries, learning, skills, summaries, topics
+from reverie.stores import entries, learning, skill_activity, skills, summaries, topics
 from reverie.stores.records import ENTRY_SEPARATOR, Entry, Skill
 from reverie.tools import SNAPSHOT_MARK
 
@@ -74,17 +76,49 @@ def _line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _marked(mark: str | None, body: str) -> str:
+    return body if mark is None else f"{mark} {body}"
+
+
 def _more(left: int) -> str:
     return f"… and {left} more skills not shown"
 
 
-def skills_index(registered: list[Skill], cap: int) -> tuple[str, int]:
-    """The skills index within ``cap`` chars — pinned skills, then the most recently used
-    or changed — and how many skills it leaves out (said in the index's last line)."""
+def _ordered(registered: list[Skill]) -> list[Skill]:
+    """The index's order: pinned skills, then the most recently used or changed."""
     ordered = sorted(registered, key=lambda s: s.name)
     ordered.sort(key=lambda s: s.last_used_at or s.updated_at, reverse=True)
     ordered.sort(key=lambda s: not s.pinned)
-    lines = [_line(f"- {s.name}: {s.body}", SKILL_LINE_CHARS) for s in ordered]
+    return ordered
+
+
+def may_show(registered: list[Skill], cap: int) -> list[Skill]:
+    """The skills the index can show within ``cap``: the first in its order whose lines
+    fit unmarked (a mark only lengthens a line), so only their marks need reading."""
+    out: list[Skill] = []
+    size = 0
+    for skill in _ordered(registered):
+        size += len(_line(f"- {skill.name}: {skill.body}", SKILL_LINE_CHARS)) + 1
+        if size > cap + 1:
+            break
+        out.append(skill)
+    return out
+
+
+def skills_index(
+    registered: list[Skill], cap: int, marks: Mapping[str, str] | None = None
+) -> tuple[str, int]:
+    """The skills index within ``cap`` chars — pinned skills, then the most recently used
+    or changed — and how many skills it leaves out (said in the index's last line). A
+    skill's activity tier mark (``marks``, see :mod:`reverie.skills.scores`) leads its
+    text: ``- name: 🔥 body``; :func:`take` marks the skills used within the scoring window
+    (one not used yet has no score to show, and is not marked ⚰️ for being new)."""
+    ordered = _ordered(registered)
+    marked = marks or {}
+    lines = [
+        _line(f"- {s.name}: {_marked(marked.get(s.name), s.body)}", SKILL_LINE_CHARS)
+        for s in ordered
+    ]
     if len("\n".join(lines)) <= cap:
         return "\n".join(lines), 0
     room = cap - len(_more(len(ordered))) - 1  # for the last line, which says what is left
@@ -140,7 +174,11 @@ def take(conn: sqlite3.Connection, namespace: str, config: Config, when: str) ->
         parts.append("## TOPICS (read one with the topic tool)\n" + "\n".join(lines))
     registered = [s for s in skills.registered(conn, namespace) if f"skill:{s.name}" not in cold]
     if registered:
-        index, _ = skills_index(registered, int(config.caps.skills))
+        cap = int(config.caps.skills)
+        shown = may_show(registered, cap)
+        found = skill_activity.activities(conn, namespace, shown, datetime.fromisoformat(when))
+        marks = {name: a.mark for name, a in found.items() if a.calls}  # unused: no mark
+        index, _ = skills_index(registered, cap, marks)
         if index:
             parts.append("## SKILLS\n" + index)
             carried += [f"skill:{s.name}" for s in registered]

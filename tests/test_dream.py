@@ -291,7 +291,7 @@ async def test_a_weeks_dream_and_daily_reports_carry_every_section(
     assert "superseded, no longer active" in text  # yesterday's timeout, gone COLD
     archive = (tmp_path / "home" / "a" / "archive.md").read_text().splitlines()
     assert len(archive) == 6 and all("The deploy timeout is" in line for line in archive)
-    assert "triage: 7 uses (+1 today)" in text
+    assert "1. 🗄️ triage: 37.8 (dormant); 7 uses (+1 today)" in text  # by activity score
     daily = (tmp_path / "home" / "a" / "reports" / "daily-2026-01-07.md").read_text()
     for heading in (
         "## 📝 Today's summary",

@@ -34,6 +34,7 @@ from reverie.model.offline import OfflineModel
 from reverie.model.seam import Answer, Deferred, Prompt, Usage
 from reverie.reports import (
     BloatIssue,
+    CuratorArchived,
     CuratorCandidate,
     CuratorDetails,
     DistillerDetails,
@@ -607,6 +608,7 @@ SAMPLES: list[Any] = [
     PromoterDetails(1, (("skip", 1),), ()),
     DreamDetails({"date": "2026-01-01", "learnt": {"insights": []}}, ("dreams/2026-01-01.md",)),
     CuratorCandidate("helper", IDLE),
+    CuratorArchived("stale", "skills/.archive/stale__20260101T000000Z", IDLE),
     BloatIssue("huge", 599, 200),
     OverlapIssue(("a", "b"), 0.9),
     CuratorDetails((CuratorCandidate("helper", IDLE),), (BloatIssue("huge", 599, 200),)),

@@ -279,6 +279,10 @@ async def test_a_small_run_end_to_end(tmp_path: Path) -> None:
     assert records["sessions_ended"] >= 12 and set(records["tiers"]) == {"hot", "warm", "cold"}
     assert sum(records["tiers"].values()) == sum(records["kinds"].values()) > 0
     assert isinstance(records["patterns"], int)
+    skills = result["skills"]  # seed 004: every registered skill in one of the five tiers
+    assert list(skills["tiers"]) == ["active", "steady", "low", "dormant", "retired"]
+    assert sum(skills["tiers"].values()) == skills["registered"]
+    assert set(skills["uses"]) <= {"PATCHED"}  # each reported use landed
     measures = {t["measure"] for t in result["targets"]}
     assert measures == {
         "lost_writes",

@@ -2,11 +2,15 @@
 
 A skill is a candidate only when all four hold: ``created_by`` is ``skill_manage`` (official,
 preinstalled and marketplace skills are never touched), it is not pinned, it has been idle
-for ``idle_days`` (90), and its directory really exists. The review pass only reports
-(``curator.jsonl``); archiving happens when asked (``reverie curator --apply``, a
+for ``idle_days`` (90), and its directory really exists. The review pass reports them
+(``curator.jsonl``); archiving them happens when asked (``reverie curator --apply``, a
 :class:`~reverie.bus.messages.Curate` message to this actor): the row is marked archived
 (deregistered) and the directory moved to ``skills/.archive/<name>__<ts>/``.
 ``--restore NAME`` undoes both. A report-only scan lists near-duplicate and oversized skills.
+
+The round also scores every registered skill's activity (seed 004, kept as history; see
+:mod:`reverie.skills.scores`) and archives, by the same path, the candidates idle
+``skill_scores.archive_days`` (180) or more — the seed's automatic archive.
 """
 
 from __future__ import annotations
@@ -23,14 +27,21 @@ from reverie.actors.stage import Stage
 from reverie.bus.messages import Curate, CurateDue, Envelope, ReshapeSkills, UndoReshape
 from reverie.clock import iso
 from reverie.errors import NamespaceArchived, ToolInputError, quoted
-from reverie.reports import BloatIssue, CuratorCandidate, CuratorDetails, OverlapIssue, SkillIssue
+from reverie.reports import (
+    BloatIssue,
+    CuratorArchived,
+    CuratorCandidate,
+    CuratorDetails,
+    OverlapIssue,
+    SkillIssue,
+)
 from reverie.results import Archived, Decision, ToolResult, refused
 from reverie.rules.similarity import jaccard, word_set
 from reverie.skills.drafts import Look
 from reverie.skills.drafts import look as look_drafts
 from reverie.skills.drafts import project as project_drafts
 from reverie.skills.drafts import save as save_drafts
-from reverie.stores import ledger, namespaces, skills
+from reverie.stores import ledger, namespaces, skill_activity, skills
 from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord, Skill
 from reverie.telemetry.tracing import trace_id_hex
@@ -45,7 +56,7 @@ def skill_dir(projector: Projector, namespace: str, name: str) -> Path:
 
 
 def candidates(
-    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: int
+    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: float
 ) -> list[dict[str, Any]]:
     """The four-condition safety model, applied to the registered skills."""
     cutoff = iso(now - timedelta(days=idle_days))
@@ -269,21 +280,25 @@ class Curator(Stage):
 
     async def run(self) -> CuratorDetails:
         """The dry run: report candidates, the overlap / bloat scan and the consolidate /
-        patch proposals, move and change nothing; and draft the skill gaps (issue 13),
-        stored with the pass's closing transaction."""
+        patch proposals; score every skill and archive those idle past
+        ``skill_scores.archive_days`` (see :meth:`_score`); and draft the skill gaps (issue
+        13), stored with the pass's closing transaction."""
         found, issues, proposed, seen = await self.looked()
         drafted = await self._draft(seen)
         stamp = self.now()
+        archived = await self._score(found)
         records = [{"ts": stamp, "action": "candidate", "dry_run": True, **c} for c in found]
         records += [{"ts": stamp, "action": "report", **i} for i in issues]
         records += [
             {"ts": stamp, "action": "proposal", "dry_run": True, **_brief(p)} for p in proposed
         ]
+        records += [{"ts": stamp, "action": "archive", "dry_run": False, **a} for a in archived]
         if drafted.made or drafted.stale:
             records.append({"ts": stamp, "action": "drafts", **drafted.record()})
 
         def finish(conn: sqlite3.Connection) -> None:
             detail = {"candidates": [c["name"] for c in found], "issues": len(issues)}
+            detail["archived"] = [a["name"] for a in archived]
             self.done(conn, {**detail, "drafts": [d.name for d in drafted.made]})
             save_drafts(conn, drafted.made, stamp)
 
@@ -297,7 +312,33 @@ class Curator(Stage):
             tuple(CuratorCandidate(c["name"], c["idle_since"]) for c in found),
             tuple(_issue(i) for i in issues),
             dry_run=True,
+            archived=tuple(CuratorArchived(**a) for a in archived),
         )
+
+    async def _score(self, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Score every registered skill and keep the scores (history). When some of the
+        dry run's candidates are idle ``archive_days`` or more, archive those now (the
+        path ``--apply`` takes: reversible, audited) and move their directories; else the
+        scoring joins the pass's closing transaction."""
+        settings = self.config.skill_scores
+        now = self.clock.now()
+        cutoff = iso(now - timedelta(days=settings.archive_days))
+        due = settings.auto_archive and any(c["idle_since"] <= cutoff for c in found)
+
+        def score(conn: sqlite3.Connection) -> None:
+            skill_activity.score_round(conn, self.namespace, now)
+
+        if not due:
+            await self.commit(score, "curator", [], defer=True)
+            return []
+
+        def retire(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            score(conn)
+            return apply(conn, self.projector, self.namespace, now, settings.archive_days)
+
+        archived = await self.db.write(retire)
+        self.project(lambda: move_archived(self.projector, self.namespace, archived))
+        return archived
 
     async def _draft(self, seen: Look | None) -> drafting.Round:
         """Issue 13's drafting round: skill gaps drafted, stale skills reported."""
@@ -330,7 +371,7 @@ def _issue(found: dict[str, Any]) -> SkillIssue:
 
 
 def apply(
-    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: int
+    conn: sqlite3.Connection, projector: Projector, namespace: str, now: datetime, idle_days: float
 ) -> list[dict[str, Any]]:
     """Archive every candidate (inside the curator's transaction); the directories are
     moved by :func:`move_archived` after the commit."""

@@ -34,7 +34,15 @@ from reverie.reports import DreamDetails, StageReport
 from reverie.results import ToolResult
 from reverie.stores import drafts as skill_drafts
 from reverie.stores import dream as dream_store
-from reverie.stores import graph, longterm, namespaces, patterns, review_state, topics
+from reverie.stores import (
+    graph,
+    longterm,
+    namespaces,
+    patterns,
+    review_state,
+    skill_activity,
+    topics,
+)
 from reverie.stores.entries import live
 from reverie.telemetry.logs import get_logger
 
@@ -195,7 +203,7 @@ class Dreamer(Stage):
             "after": dream_store.counts(conn, self.namespace),
             "health": health.score(counts).to_dict(),
             "records": longterm.status(conn, self.namespace),
-            "skills": _board(conn, self.namespace, since),
+            "skills": _board(conn, self.namespace, since, now),
             "drafts": [  # issue 13: skill drafts waiting for a person's verdict
                 {"name": d.name, "sessions": d.sessions, "description": d.description}
                 for d in skill_drafts.every(conn, self.namespace, "draft")
@@ -306,12 +314,25 @@ def _day(today: dream_store.Day, limit: int = 50) -> dict[str, Any]:
     return found
 
 
-def _board(conn: sqlite3.Connection, namespace: str, since: str) -> dict[str, dict[str, int]]:
+def _board(
+    conn: sqlite3.Connection, namespace: str, since: str, now: datetime
+) -> dict[str, dict[str, Any]]:
+    """Each registered skill's uses (all time, and since the last dream) and its activity
+    score as of now, with its tier at the curator's last scoring (``tier_before``)."""
     today = dream_store.skills_used(conn, namespace, since)
-    return {
-        name: {"total": total, "today": today.get(name, 0)}
-        for name, total in dream_store.skill_totals(conn, namespace).items()
-    }
+    scored = {row["name"]: row for row in skill_activity.table(conn, namespace, now)}
+    board: dict[str, dict[str, Any]] = {}
+    for name, total in dream_store.skill_totals(conn, namespace).items():
+        row = scored.get(name, {})
+        board[name] = {
+            "total": total,
+            "today": today.get(name, 0),
+            "score": row.get("score"),
+            "tier": row.get("tier"),
+            "mark": row.get("mark"),
+            "tier_before": row.get("previous_tier"),
+        }
+    return board
 
 
 def _sample(conn: sqlite3.Connection, namespace: str) -> dict[str, Any] | None:

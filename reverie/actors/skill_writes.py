@@ -10,7 +10,7 @@ from reverie.bus.messages import PinSkill, SkillUsed, ToolCall
 from reverie.commands import SkillCommand
 from reverie.errors import ToolInputError, quoted
 from reverie.results import Decision, ToolResult
-from reverie.stores import skills
+from reverie.stores import skill_activity, skills
 from reverie.stores.records import Skill
 
 
@@ -109,7 +109,11 @@ class SkillWrites(WriteBase):
         now = self.now()
         if isinstance(message, SkillUsed):
             skills.mark_used(conn, self.namespace, message.name, now)
-            action, detail, session = "use", {"last_used_at": now}, message.session_id
+            skill_activity.record_use(
+                conn, self.namespace, message.name, now, message.outcome, message.session_id
+            )
+            detail = {"last_used_at": now, "outcome": message.outcome}
+            action, session = "use", message.session_id
         else:
             skills.set_pinned(conn, self.namespace, message.name, message.pinned)
             action, detail, session = ("pin" if message.pinned else "unpin"), {}, None

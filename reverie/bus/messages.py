@@ -176,10 +176,12 @@ class Restore(Message):
 @quick_init
 @dataclass(frozen=True, slots=True)
 class SkillUsed(Message):
-    """The host reports that the agent used a skill (an ask)."""
+    """The host reports that the agent used a skill (an ask), and how it went: ``success``,
+    ``failure`` or ``unknown`` (the host did not say)."""
 
     session_id: str | None
     name: str
+    outcome: str = "unknown"
 
 
 @quick_init

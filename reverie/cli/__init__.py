@@ -43,6 +43,7 @@ def _commands() -> ModuleType:
     from reverie.cli import loop as _loop  # noqa: F401  (registers its subcommands)
     from reverie.cli import namespaces as _namespaces  # noqa: F401
     from reverie.cli import records as _records  # noqa: F401
+    from reverie.cli import scores as _scores  # noqa: F401
     from reverie.cli import simulate as _simulate  # noqa: F401
     from reverie.cli import transfer as _transfer  # noqa: F401
 

@@ -194,18 +194,23 @@ def skill_pin(
 @skill_app.command("use")
 def skill_use(
     name: str,
+    ok: Annotated[
+        bool | None,
+        typer.Option("--ok/--failed", help="How the use went (default: not known)."),
+    ] = None,
     home: Home = DEFAULT_HOME,
     namespace: Ns = "default",
     as_json: Json = False,
     config_file: ConfigFile = None,
     otlp: Otlp = None,
 ) -> None:
-    """Record that the agent used a skill (a host normally calls ``s.used_skill``)."""
+    """Record that the agent used a skill, and how it went (a host normally calls
+    ``s.used_skill(name, ok=...)``)."""
     edge = _edge(home, config_file, otlp, as_json=as_json)
 
     async def body(rv: Reverie) -> dict[str, Any]:
         async with rv.namespace(namespace).session("cli") as session:
-            return await session.used_skill(name)
+            return await session.used_skill(name, ok=ok)
 
     _decision(edge.run(body), as_json)
 

@@ -149,6 +149,12 @@ def render(result: dict[str, Any], home: Path) -> None:
         f"dreams: {dreams['dreams']} ({dreams['reports']} with a daily report); health "
         f"mean {dreams['health_mean']}, lowest {dreams['health_min']}; graph: {graph}"
     )
+    skills = result["skills"]
+    tiers = ", ".join(f"{skills['marks'][t]} {t} {n}" for t, n in skills["tiers"].items())
+    out.print(
+        f"skill tiers: {tiers} ({skills['registered']} skills, mean score "
+        f"{skills['mean_score']}); uses reported: {skills['uses']}"
+    )
     if q["junk"]:
         out.print(f"junk stored: {q['junk']}")
     if q["cap_violations"]:

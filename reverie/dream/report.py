@@ -75,13 +75,32 @@ def _graph(run: Run) -> list[str]:
 
 
 def _leaderboard(run: Run) -> list[str]:
+    """The Top 10 skills by activity score with their tier mark and any tier change since
+    the curator's last scoring (a record from before scores: by uses)."""
     board = run.get("skills") or {}
+    if any(uses.get("score") is not None for uses in board.values()):
+        return _by_activity(board)
     ranked = sorted(board.items(), key=lambda kv: (-kv[1]["total"], kv[0]))
     if not ranked or ranked[0][1]["total"] == 0:
         return []
     lines = []
     for name, uses in ranked[:10]:
         lines.append(f"- {name}: {uses['total']} uses ({uses['today']:+d} today)")
+    return lines
+
+
+def _by_activity(board: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    ranked = sorted(board.items(), key=lambda kv: (-(kv[1].get("score") or 0.0), kv[0]))
+    lines = []
+    for place, (name, row) in enumerate(ranked[:10], start=1):
+        line = (
+            f"{place}. {row['mark']} {name}: {row['score']:.1f} ({row['tier']}); "
+            f"{row['total']} uses ({row['today']:+d} today)"
+        )
+        before = row.get("tier_before")
+        if before and before != row["tier"]:
+            line += f" — {before} → {row['tier']}"
+        lines.append(line)
     return lines
 
 

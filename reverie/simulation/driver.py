@@ -16,7 +16,7 @@ import anyio
 
 import reverie
 from reverie.clock import ManualClock
-from reverie.simulation.scenario import Scenario, SessionPlan, hour_of, words
+from reverie.simulation.scenario import USED_SKILL, Scenario, SessionPlan, hour_of, words
 
 START = datetime(2026, 3, 2, tzinfo=UTC)
 
@@ -42,6 +42,8 @@ class Run:
     sessions: int = 0
     turns: int = 0
     settle_idles: int = 0
+    skill_uses: dict[str, int] = field(default_factory=dict)
+    """The hosts' reports of skill uses, by the decision they got."""
 
     def time(self, op: str, seconds: float) -> None:
         self.latencies.setdefault(op, []).append(seconds)
@@ -91,6 +93,9 @@ async def _session(
                 run.time("turn", time.perf_counter() - t0)
                 run.turns += 1
                 for use in turn.tools:
+                    if use.tool == USED_SKILL:  # the host's report, not the agent's call
+                        await _used(s, use.args, run)
+                        continue
                     args = _as_agent_would(use.args, s.snapshot)
                     t0 = time.perf_counter()
                     result = await s.call_tool(use.tool, args)
@@ -110,6 +115,14 @@ async def _session(
             run.time("idle", time.perf_counter() - t0)
         run.sessions += 1
         on_session()
+
+
+async def _used(s: reverie.Session, args: dict[str, Any], run: Run) -> None:
+    """A use of a skill, with its outcome (seed 004's activity score counts it)."""
+    t0 = time.perf_counter()
+    result = await s.used_skill(args["name"], ok=args["ok"])
+    run.time("used_skill", time.perf_counter() - t0)
+    run.skill_uses[result["decision"]] = run.skill_uses.get(result["decision"], 0) + 1
 
 
 # words too common to tell one topic from another (the agent's own judgement, not the rules')

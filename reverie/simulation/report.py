@@ -28,6 +28,7 @@ from reverie.simulation.scenario import (
     mentions,
     words,
 )
+from reverie.skills.scores import TIERS
 
 # Decisions that wrote something, by what they left in the store.
 _FACT_WRITES = frozenset({"ADD", "SUPERSEDE"})
@@ -93,6 +94,7 @@ async def build(
         "quality": quality,
         "records": await _records(rv, scenario),
         "dreams": _dreams(ledgers, await _dream_states(rv, scenario)),
+        "skills": await _skill_tiers(rv, scenario, run),
     }
     report["targets"] = _targets(report)
     return report
@@ -115,6 +117,20 @@ async def _records(rv: reverie.Reverie, scenario: Scenario) -> dict[str, Any]:
         "kinds": dict(sorted(kinds.items())),
         "patterns": patterns,
         "sessions_ended": sessions,
+    }
+
+
+async def _skill_tiers(rv: reverie.Reverie, scenario: Scenario, run: Run) -> dict[str, Any]:
+    """Seed 004's skill activity over every namespace at the end: how many skills per tier
+    (highest first), the mean score, and the uses the hosts reported, by decision."""
+    rows = [row for name in scenario.namespaces for row in await rv.namespace(name).skill_scores()]
+    tiers = Counter(row["tier"] for row in rows)
+    return {
+        "tiers": {band.name: tiers.get(band.name, 0) for band in TIERS},
+        "marks": {band.name: band.mark for band in TIERS},
+        "registered": len(rows),
+        "mean_score": round(sum(r["score"] for r in rows) / len(rows), 1) if rows else None,
+        "uses": dict(sorted(run.skill_uses.items())),
     }
 
 

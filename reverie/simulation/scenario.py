@@ -449,6 +449,8 @@ PROCEDURE = (
     "release",
     "To release, first run make ci, then tag the commit, then run scripts/deploy.sh.",
 )
+USED_SKILL = "used_skill"
+"""Not a tool call: the host reporting a use of a skill (``Session.used_skill``)."""
 RELEASE_ASKS = ("How do we release?", "how do we cut a release again", "release steps pls")
 
 # ---- pastes and secrets -----------------------------------------------------------------
@@ -748,6 +750,7 @@ class _User:
     changed: dict[str, int] = field(default_factory=dict)  # topic → day of the last change
     skilled: bool = False
     introduced: bool = False  # name and timezone said
+    followed: int = 0  # times the agent followed its skill since it made it
 
 
 @dataclass
@@ -1000,8 +1003,11 @@ def _preference(w: _Writer, ns: str, preference: bool) -> Turn:
 def _procedure(user: _User) -> Turn:
     name, body = PROCEDURE
     ask = RELEASE_ASKS[len(user.changed) % len(RELEASE_ASKS)]
-    if user.skilled:  # the agent made the skill already and follows it
-        return Turn("procedure", ask, body)
+    if user.skilled:  # the agent made the skill already, follows it, and the host says
+        user.followed += 1  # how that went: most runs work, every 5th fails, and the
+        ok = None if user.followed % 4 == 0 else user.followed % 5 != 0  # host cannot
+        use = ToolUse(USED_SKILL, {"name": name, "ok": ok})  # tell for every 4th
+        return Turn("procedure", ask, body, (use,))
     user.skilled = True
     tools = (ToolUse("skill_manage", {"action": "create", "name": name, "content": body}),)
     return Turn("procedure", ask, body, tools)

@@ -490,4 +490,39 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS skill_drafts_key ON skill_drafts (namespace, gap_key);
     """,
+    # skill activity scores (issue 13, seed 004): each use with its outcome, and each
+    # scoring of each skill (the history the reports compare against). Uses recorded
+    # before this table are taken from the ledger once, as outcome unknown.
+    """
+    CREATE TABLE IF NOT EXISTS skill_uses (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        name TEXT NOT NULL,
+        ts TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('success', 'failure', 'unknown')),
+        session_id TEXT
+    );
+    CREATE INDEX IF NOT EXISTS skill_uses_name ON skill_uses (namespace, name, ts, outcome);
+
+    INSERT INTO skill_uses (namespace, name, ts, outcome, session_id)
+    SELECT namespace, substr(entry_id, 7), ts, 'unknown', session_id FROM ledger
+    WHERE action = 'use' AND target = 'skill' AND entry_id LIKE 'skill:%'
+    AND NOT EXISTS (SELECT 1 FROM skill_uses)
+    ORDER BY seq;
+
+    CREATE TABLE IF NOT EXISTS skill_scores (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        name TEXT NOT NULL,
+        scored_at TEXT NOT NULL,
+        score REAL NOT NULL,
+        tier TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        successes INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        quality REAL NOT NULL,
+        decay REAL NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS skill_scores_name ON skill_scores (namespace, name, id);
+    """,
 )
