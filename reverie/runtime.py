@@ -84,6 +84,7 @@ from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
 from reverie.names import DATABASE_FILE, Names, check_name
+from reverie.prefetch import Prefetch, Prefetcher
 from reverie.reports import DreamDetails, NamespaceReport, RoundReport
 from reverie.results import Decision, FactView, ToolResult, TopicListing, refused
 from reverie.rules.query import PRIORITIES, TIERS, parse
@@ -110,7 +111,7 @@ from reverie.stores.db import Database
 from reverie.stores.learning import LearningRecord
 from reverie.stores.patterns import Pattern
 from reverie.stores.projection import Projector
-from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults, Skill
+from reverie.stores.records import Episode, Fact, LedgerRecord, SearchHit, SearchResults, Skill
 from reverie.task_home import TaskHome
 from reverie.telemetry import metrics as reverie_metrics
 from reverie.telemetry.logs import debug_wanted, get_logger
@@ -890,6 +891,9 @@ class Session:
         self.id = session_id
         self._snapshot: Snapshot | None = None
         self._state = State.NEW
+        self._prefetch = Prefetcher(
+            namespace.runtime.config.prefetch, namespace.name, session_id, self._prefetch_search
+        )
 
     async def __aenter__(self) -> Self:
         if self._state is not State.NEW:
@@ -901,6 +905,7 @@ class Session:
     async def __aexit__(self, *exc: object) -> None:
         if self._state is State.OPEN:
             self._state = State.CLOSED
+            self._prefetch.clear()
             try:  # the extractor's catch-up; the next flush does it anyway
                 await self._tell(SessionEnded(self.namespace.name, self.id))
             except ReverieError as exc:  # the runtime is closing: never mask the host's error
@@ -916,6 +921,30 @@ class Session:
     @property
     def tools(self) -> list[dict[str, Any]]:
         return schemas(self.namespace.runtime.config.writer)
+
+    @property
+    def prefetched(self) -> str:
+        """The next-round prefetch block for the host's next prompt ("" while none is
+        ready): the records most relevant to the last turn's user text, fetched in the
+        background after it (see :mod:`reverie.prefetch`); the next turn clears it."""
+        return self._prefetch.text
+
+    @property
+    def prefetch_result(self) -> Prefetch | None:
+        """What :attr:`prefetched` shows, structured: the hits, the query, the turn."""
+        return self._prefetch.result
+
+    async def wait_prefetch(self) -> None:
+        """Until the fetch started by the last turn is done (hosts that want the block
+        before their next prompt, tests); at once when none is in flight."""
+        await self._prefetch.wait()
+
+    async def _prefetch_search(self, query: str, k: int, mode: str) -> list[SearchHit]:
+        """The prefetch's search: the namespace's, without counting accesses."""
+        ns = self.namespace
+        if mode == "bundle":
+            return await ns._bundle(query, k, include_cold=True)
+        return await ns._search(query, k, include_superseded=False, include_cold=True)
 
     def _open(self) -> Reverie:
         if self._state is not State.OPEN:
@@ -1018,6 +1047,7 @@ class Session:
         user, assistant = user or None, assistant or None
         if not (user or assistant):
             raise InputError("a turn needs user or assistant text")
+        self._prefetch.clear()  # the next turn is here: the last one's block is stale
         with runtime.tracer.start_as_current_span("reverie.turn") as span:
             span.set_attribute("gen_ai.conversation.id", self.id)
             span.set_attribute("gen_ai.memory.store.id", self.namespace.name)
@@ -1028,7 +1058,9 @@ class Session:
                 raise episode
             assert isinstance(episode, Episode)
             span.set_attribute("reverie.turn", episode.turn)
-            return episode
+        if user and runtime._tg is not None:
+            self._prefetch.start(runtime._tg, user, episode.turn)
+        return episode
 
     async def used_skill(self, name: str) -> dict[str, Any]:
         """The agent used a skill: its idle clock restarts, so the curator keeps it."""
