@@ -124,6 +124,7 @@ DEFAULT_NAMESPACE = "default"
 _MAX_TURN_CHARS = 100_000
 _MAX_CALL_ID_CHARS = 200
 _MAX_QUERY_CHARS = 4000
+PREFETCH_SPAN: Final = "reverie.prefetch"
 
 
 class State(Enum):
@@ -527,10 +528,15 @@ class Namespace:
         return hits
 
     async def _search(
-        self, query: str, k: int, include_superseded: bool, include_cold: bool
+        self,
+        query: str,
+        k: int,
+        include_superseded: bool,
+        include_cold: bool,
+        span_name: str = "reverie.search",
     ) -> SearchResults:
         s = self.runtime.services
-        with s.tracer.start_as_current_span("reverie.search") as span:
+        with s.tracer.start_as_current_span(span_name) as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
             span.set_attribute("gen_ai.memory.store.id", self.name)
             vectors, vector = self.runtime.vectors, None
@@ -555,7 +561,9 @@ class Namespace:
             span.set_attribute("reverie.search.hidden_superseded", hits.hidden_superseded)
             return hits
 
-    async def _bundle(self, query: str, k: int, include_cold: bool) -> SearchResults:
+    async def _bundle(
+        self, query: str, k: int, include_cold: bool, span_name: str = "reverie.search"
+    ) -> SearchResults:
         """Bundle search over a graph brought up to date first (the grapher's ask: nothing
         to do costs a few indexed reads)."""
         s = self.runtime.services
@@ -565,7 +573,7 @@ class Namespace:
             pass
         except (errors.StoreError, errors.TimeoutError, errors.InternalError) as exc:
             log.warning("graph_not_brought_up_to_date", namespace=self.name, error=repr(exc))
-        with s.tracer.start_as_current_span("reverie.search") as span:
+        with s.tracer.start_as_current_span(span_name) as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
             span.set_attribute("gen_ai.memory.store.id", self.name)
             span.set_attribute("reverie.search.mode", "bundle")
@@ -940,11 +948,12 @@ class Session:
         await self._prefetch.wait()
 
     async def _prefetch_search(self, query: str, k: int, mode: str) -> list[SearchHit]:
-        """The prefetch's search: the namespace's, without counting accesses."""
+        """The prefetch's search: the namespace's, without counting accesses, on a span of
+        its own (a host counting its searches does not count the prefetches)."""
         ns = self.namespace
         if mode == "bundle":
-            return await ns._bundle(query, k, include_cold=True)
-        return await ns._search(query, k, include_superseded=False, include_cold=True)
+            return await ns._bundle(query, k, True, span_name=PREFETCH_SPAN)
+        return await ns._search(query, k, False, True, span_name=PREFETCH_SPAN)
 
     def _open(self) -> Reverie:
         if self._state is not State.OPEN:

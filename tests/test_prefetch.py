@@ -169,6 +169,45 @@ async def test_a_slow_fetch_is_cancelled_by_the_next_turn(rv: reverie.Reverie) -
         assert "cutoff" in s.prefetched and "45s" not in s.prefetched
 
 
+class Unstoppable(Gate):
+    """A first search that cancellation cannot interrupt (as a read in a worker thread):
+    it answers after ``release`` even when its fetch was cancelled; later ones answer at
+    once."""
+
+    async def __call__(self, query: str, k: int, mode: str) -> list[SearchHit]:
+        if self.entered.is_set():
+            return await self.real(query, k, mode)
+        self.entered.set()
+        with anyio.CancelScope(shield=True):
+            await self.release.wait()
+            hits = await self.real(query, k, mode)
+            self.answered.append(query)
+            return hits
+
+
+async def test_a_late_answer_of_a_cleared_fetch_is_dropped(rv: reverie.Reverie) -> None:
+    """A fetch that could not be interrupted and answers after the next turn started its
+    own: the late answer is dropped, the block is the new turn's."""
+    async with rv.namespace().session("s") as s:
+        await _save(s, "deploy", "The deploy timeout is 45s.")
+        await _save(s, "billing", "Billing cutoff is day 25.")
+        gate = Unstoppable(s._prefetch.search)
+        s._prefetch.search = gate
+        with anyio.fail_after(10):
+            await s.turn(user="deploy timeout?")
+            await gate.entered.wait()
+            first = s._prefetch._done
+            second = await s.turn(user="and the billing cutoff?")
+            await s.wait_prefetch()
+            gate.release.set()
+            assert first is not None
+            await first.wait()
+        assert gate.answered == ["deploy timeout?"]  # it did answer, late
+        found = s.prefetch_result
+        assert found is not None and found.turn == second.turn
+        assert "cutoff" in s.prefetched and "45s" not in s.prefetched
+
+
 async def test_closing_the_session_cancels_the_fetch(rv: reverie.Reverie) -> None:
     """A fetch in flight when the session ends is cancelled and leaves no block."""
     async with rv.namespace().session("s") as s:
@@ -286,3 +325,15 @@ def test_an_echoed_block_is_not_extracted_nor_framing() -> None:
     block = f'{PREFETCH_MARK} namespace="n" turn="0">\n- fact deploy: 45s\n{PREFETCH_END}'
     assert strip_injected(f"hello {block} bye").split() == ["hello", "bye"]
     assert turn_framing(block) is None
+
+
+async def test_a_prefetch_has_its_own_span(tmp_path: Path, spans: Any) -> None:
+    """A host counting its searches by span does not count the prefetches."""
+    provider, exporter = spans
+    async with reverie.open(tmp_path, tracer_provider=provider) as rv:
+        async with rv.namespace().session("s") as s:
+            await _save(s, "deploy", "The deploy timeout is 45s.")
+            await s.turn(user="deploy timeout?")
+            await s.wait_prefetch()
+    names = [x.name for x in exporter.get_finished_spans()]
+    assert "reverie.prefetch" in names and "reverie.search" not in names
