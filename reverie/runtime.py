@@ -1042,7 +1042,9 @@ class Session:
         return answer
 
     async def turn(self, user: str | None = None, assistant: str | None = None) -> Episode:
-        """Record one turn as an episode; the extractor (L2) hears of it on the bus."""
+        """Record one turn as an episode; the extractor (L2) hears of it on the bus. The
+        last turn's prefetch is cleared first; with user text, the next one starts in the
+        background (:attr:`prefetched`)."""
         runtime = self._open()
         for label, text in (("user", user), ("assistant", assistant)):
             if text is not None and (

@@ -337,3 +337,10 @@ async def test_a_prefetch_has_its_own_span(tmp_path: Path, spans: Any) -> None:
             await s.wait_prefetch()
     names = [x.name for x in exporter.get_finished_spans()]
     assert "reverie.prefetch" in names and "reverie.search" not in names
+
+
+def test_a_prefetch_timeout_must_be_positive() -> None:
+    """prefetch.timeout_s = 0 would give every fetch up at once: refused, named."""
+    with pytest.raises(reverie.ConfigError, match="prefetch.timeout_s must be positive"):
+        Config.load(environ={"REVERIE_PREFETCH_TIMEOUT_S": "0"})
+    assert Config.load(environ={"REVERIE_PREFETCH_K": "3"}).prefetch.k == 3

@@ -149,6 +149,7 @@ def render(result: dict[str, Any], home: Path) -> None:
         f"dreams: {dreams['dreams']} ({dreams['reports']} with a daily report); health "
         f"mean {dreams['health_mean']}, lowest {dreams['health_min']}; graph: {graph}"
     )
+    out.print(_prefetch_line(result["prefetch"]))
     if q["junk"]:
         out.print(f"junk stored: {q['junk']}")
     if q["cap_violations"]:
@@ -157,6 +158,17 @@ def render(result: dict[str, Any], home: Path) -> None:
         f"explore: `reverie show --home {home} -n {ns}`, "
         f"`reverie search 'deploy timeout' --home {home} -n {ns}`, "
         f"`reverie audit ledger --home {home} -n {ns}`"
+    )
+
+
+def _prefetch_line(found: dict[str, Any]) -> str:
+    """The next-round prefetch's hit rate on the report's questions (docs/simulate.md)."""
+    if not found["enabled"]:
+        return "prefetch: off (prefetch.enabled = false)"
+    return (
+        f"prefetch: hit rate {found['hit_rate']} on {found['questions']} questions "
+        f"(the current value in the block after the question's turn); "
+        f"{found['mean_hits_shown']} hits, {found['mean_chars']} chars per block"
     )
 
 
