@@ -14,10 +14,13 @@ Then every question with evidence is sent as the next user turn of a session:
   ``bench.beam``'s scorer says). Also the evidence recall of the block (the share of a
   question's evidence turns it shows). With ``--graph``, first the same on a copy of the
   fresh home with ``prefetch.graph = true`` (Bundle Search).
-- four timed passes over the same home, in ABBA order: ``off`` and ``on`` paced (each turn
-  from a quiet runtime: the last fetch and the actors' work done, as a host's model call
-  between turns would let them), then ``on-b2b`` and ``off-b2b`` back to back (each turn
-  arriving while the last one's fetch and the actors may still run — the worst case).
+- two timed passes over the same home, each with two sessions per namespace, the
+  prefetch on in one and off in the other (``ns.session(id, prefetch=False)``): paced (the
+  two alternate question by question, each turn from a quiet runtime: the last fetch and
+  the actors' work done, as a host's model call between turns would let them), then back
+  to back (each namespace's questions as one block per session, on first and off first in
+  turn; each turn arriving while the last one's fetch and the actors may still run — the
+  worst case).
 
 Prints hit rate and recall for the block and the reference, and p50 / p95 of ``s.turn``
 wall time per pass with the ratios against ``off``. Skips a data set that is absent.
@@ -66,6 +69,8 @@ class Tally:
     shown: dict[str, int] = field(default_factory=dict)
     chars: dict[str, int] = field(default_factory=dict)
     turns: dict[str, list[float]] = field(default_factory=dict)
+    fetch: dict[str, list[float]] = field(default_factory=dict)
+    """How long after the turn returned its fetch was done (the hit pass)."""
 
     def score(self, kind: str, probe: Probe, hits: list[reverie.SearchHit], text: str) -> None:
         got = probe.covers(hits) & probe.evidence
@@ -91,27 +96,49 @@ async def _scored_pass(
                     tally.score("reference", probe, list(reference), "")
                     tally.n += 1
                 await s.turn(user=probe.question)
+                t0 = time.perf_counter()
                 await s.wait_prefetch()
+                tally.fetch.setdefault(label, []).append(time.perf_counter() - t0)
                 found = s.prefetch_result
                 tally.score(label, probe, list(found.hits) if found else [], s.prefetched)
         await rv.wait_idle()
 
 
-async def _timed_pass(
-    rv: reverie.Reverie, probes: list[Probe], tally: Tally, label: str, paced: bool
-) -> None:
-    """The turns, timed; ``paced``: each from a quiet runtime (its fetch and the actors'
-    work done first, as a host's model call between turns would let them)."""
-    for name, mine in _by_namespace(probes).items():
-        async with rv.namespace(name).session(f"probe-{label}") as s:
-            for probe in mine:
-                t0 = time.perf_counter()
-                await s.turn(user=probe.question)
-                tally.turns.setdefault(label, []).append(time.perf_counter() - t0)
-                if paced:
+async def _timed_pass(rv: reverie.Reverie, probes: list[Probe], tally: Tally, paced: bool) -> None:
+    """The turns, timed, in two sessions of each namespace over the same home: one with
+    the prefetch on, one with it off (``ns.session(id, prefetch=False)``). ``paced``: the
+    two alternate question by question, each turn from a quiet runtime (its fetch and the
+    actors' work done first, as a host's model call between turns would let them). Back
+    to back: each namespace's questions run as one block per session, on first in one
+    namespace and off first in the next (so the home's growth weighs on both alike), each
+    turn arriving while the last one's fetch and the actors may still run."""
+    mode = "paced" if paced else "b2b"
+    for j, (name, mine) in enumerate(_by_namespace(probes).items()):
+        ns = rv.namespace(name)
+        async with (
+            ns.session(f"probe-{mode}-on", prefetch=True) as on,
+            ns.session(f"probe-{mode}-off", prefetch=False) as off,
+        ):
+            pair = [("on", on), ("off", off)]
+            if paced:
+                for i, probe in enumerate(mine):
+                    for label, s in pair if i % 2 == 0 else pair[::-1]:
+                        await _timed_turn(s, probe, tally, f"{label}-{mode}")
+                        await s.wait_prefetch()
+                        await rv.wait_idle()
+            else:
+                for label, s in pair if j % 2 == 0 else pair[::-1]:
+                    for probe in mine:
+                        await _timed_turn(s, probe, tally, f"{label}-{mode}")
                     await s.wait_prefetch()
                     await rv.wait_idle()
         await rv.wait_idle()
+
+
+async def _timed_turn(s: reverie.Session, probe: Probe, tally: Tally, label: str) -> None:
+    t0 = time.perf_counter()
+    await s.turn(user=probe.question)
+    tally.turns.setdefault(label, []).append(time.perf_counter() - t0)
 
 
 def _by_namespace(probes: list[Probe]) -> dict[str, list[Probe]]:
@@ -119,15 +146,6 @@ def _by_namespace(probes: list[Probe]) -> dict[str, list[Probe]]:
     for probe in probes:
         out.setdefault(probe.namespace, []).append(probe)
     return out
-
-
-TIMED = (
-    ("off", False, True),
-    ("on", True, True),
-    ("on-b2b", True, False),
-    ("off-b2b", False, False),
-)
-"""The timed passes (label, prefetch on, paced), in ABBA order against drift."""
 
 
 async def passes(
@@ -144,10 +162,9 @@ async def passes(
             await _scored_pass(rv, probes, tally, "graph", k)
     async with reverie.open(home, config=_config(), clock=clock) as rv:
         await _scored_pass(rv, probes, tally, "on", k)
-    for label, on, paced in TIMED:
-        async with reverie.open(home, config=_config(enabled=on), clock=clock) as rv:
-            await _timed_pass(rv, probes, tally, label, paced)
-        print(f"  pass {label} done", file=sys.stderr)
+        for paced in (True, False):
+            await _timed_pass(rv, probes, tally, paced)
+            print(f"  timed pass {'paced' if paced else 'back to back'} done", file=sys.stderr)
     return tally
 
 
@@ -221,6 +238,8 @@ def _merge(into: Tally, one: Tally) -> None:
         into.recall[key] = into.recall.get(key, 0.0) + value
     for key, samples in one.turns.items():
         into.turns.setdefault(key, []).extend(samples)
+    for key, samples in one.fetch.items():
+        into.fetch.setdefault(key, []).extend(samples)
 
 
 # -- the report ------------------------------------------------------------------------------
@@ -249,8 +268,8 @@ def report(title: str, tally: Tally) -> dict[str, Any]:
             f"  hits shown {row['mean_hits_shown']:.2f}  chars {row['mean_chars']:.0f}"
         )
     for label, base_label in (
-        ("off", "off"),
-        ("on", "off"),
+        ("off-paced", "off-paced"),
+        ("on-paced", "off-paced"),
         ("off-b2b", "off-b2b"),
         ("on-b2b", "off-b2b"),
     ):
@@ -261,9 +280,13 @@ def report(title: str, tally: Tally) -> dict[str, Any]:
         b50, b95 = _percentile(base, 50), _percentile(base, 95)
         out[f"turn_{label}"] = {"p50_ms": p50, "p95_ms": p95, "ratio": (p50 / b50, p95 / b95)}
         print(
-            f"  s.turn {label:>8}: p50 {p50:.2f} ms  p95 {p95:.2f} ms"
+            f"  s.turn {label:>9}: p50 {p50:.2f} ms  p95 {p95:.2f} ms"
             f"  (ratio to {base_label}: p50 {p50 / b50:.2f}, p95 {p95 / b95:.2f})"
         )
+    for label, samples in tally.fetch.items():
+        p50, p95 = _percentile(samples, 50), _percentile(samples, 95)
+        out[f"fetch_{label}"] = {"p50_ms": p50, "p95_ms": p95}
+        print(f"  fetch {label:>6} done after the turn: p50 {p50:.2f} ms  p95 {p95:.2f} ms")
     return out
 
 

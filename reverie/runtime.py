@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -492,8 +492,12 @@ class Namespace:
         self.runtime = runtime
         self.name = name
 
-    def session(self, session_id: str) -> Session:
-        return Session(self, _check_name("session id", session_id))
+    def session(self, session_id: str, *, prefetch: bool | None = None) -> Session:
+        """A conversation; ``prefetch=False`` turns the next-round prefetch off for it
+        alone (a host's internal session), None follows ``prefetch.enabled``."""
+        if prefetch is not None:
+            _flag("prefetch", prefetch)
+        return Session(self, _check_name("session id", session_id), prefetch)
 
     async def search(
         self,
@@ -894,14 +898,15 @@ class Namespace:
 class Session:
     """One conversation: a frozen snapshot, the tools, turns, idle and pre-compact events."""
 
-    def __init__(self, namespace: Namespace, session_id: str) -> None:
+    def __init__(self, namespace: Namespace, session_id: str, prefetch: bool | None = None) -> None:
         self.namespace = namespace
         self.id = session_id
         self._snapshot: Snapshot | None = None
         self._state = State.NEW
-        self._prefetch = Prefetcher(
-            namespace.runtime.config.prefetch, namespace.name, session_id, self._prefetch_search
-        )
+        settings = namespace.runtime.config.prefetch
+        if prefetch is not None:
+            settings = replace(settings, enabled=prefetch)
+        self._prefetch = Prefetcher(settings, namespace.name, session_id, self._prefetch_search)
 
     async def __aenter__(self) -> Self:
         if self._state is not State.NEW:

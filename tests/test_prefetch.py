@@ -344,3 +344,22 @@ def test_a_prefetch_timeout_must_be_positive() -> None:
     with pytest.raises(reverie.ConfigError, match="prefetch.timeout_s must be positive"):
         Config.load(environ={"REVERIE_PREFETCH_TIMEOUT_S": "0"})
     assert Config.load(environ={"REVERIE_PREFETCH_K": "3"}).prefetch.k == 3
+
+
+async def test_a_session_can_turn_its_prefetch_off_or_on(tmp_path: Path) -> None:
+    """``ns.session(id, prefetch=False)`` fetches nothing while another session does;
+    ``prefetch=True`` fetches even when the config's switch is off; a non-bool is refused."""
+    async with reverie.open(tmp_path, config=_settings(enabled=False)) as rv:
+        ns = rv.namespace()
+        async with ns.session("on", prefetch=True) as on, ns.session("off", prefetch=False) as off:
+            await _save(on, "deploy", "The deploy timeout is 45s.")
+            for s in (on, off):
+                await s.turn(user="deploy timeout?")
+                await s.wait_prefetch()
+            assert "45s" in on.prefetched and off.prefetched == ""
+        async with ns.session("default") as s:
+            await s.turn(user="deploy timeout?")
+            await s.wait_prefetch()
+            assert s.prefetched == ""
+        with pytest.raises(reverie.InputError, match="prefetch must be True or False"):
+            ns.session("bad", prefetch="no")  # type: ignore[arg-type]
