@@ -128,6 +128,12 @@ async def test_at_most_k_hits_and_long_lines_cut(tmp_path: Path) -> None:
                 await _save(
                     s, "deploy", f"deploy runbook part {n}: " + "drain the nodes first " * 6
                 )
+            real = s._prefetch.search
+
+            async def facts_only(query: str, k: int, mode: str) -> list[SearchHit]:
+                return [h for h in await real(query, 20, mode) if h.kind == "fact"][:k]
+
+            s._prefetch.search = facts_only  # k + 1 facts answer, not the turn itself
             await s.turn(user="what does the deploy runbook say?")
             await s.wait_prefetch()
             found = s.prefetch_result
