@@ -949,8 +949,10 @@ class Session:
 
     async def wait_prefetch(self) -> None:
         """Until the fetch started by the last turn is done (hosts that want the block
-        before their next prompt, tests); at once when none is in flight."""
-        await self._prefetch.wait()
+        before their next prompt, tests); at once when none is in flight, or when the
+        runtime is closed (its task group ended every fetch, even one that never began)."""
+        if self.namespace.runtime._state is State.OPEN:
+            await self._prefetch.wait()
 
     async def _prefetch_search(self, query: str, k: int, mode: str) -> list[SearchHit]:
         """The prefetch's search: the namespace's, without counting accesses, on a span of
