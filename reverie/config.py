@@ -386,8 +386,8 @@ class PrefetchConfig:
     """The whole block, framing included, is at most this many characters; hits that do
     not fit are left out, best first kept."""
     line_chars: int = 300
-    """One hit's line is cut at this many characters, so one long turn cannot fill the
-    block."""
+    """One hit's line (its label and text, after the ``- `` bullet) is cut at this many
+    characters, so one long turn cannot fill the block."""
     graph: bool = False
     """Search the M-FLOW graph (Bundle Search) when it has nodes, instead of the default
     search; off by default: level recall at about seven times the search time
