@@ -2169,6 +2169,65 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/test_skill_scores.py::test_the_dream_report_ranks_skills_by_activity_with_tier_changes",
         ),
     ),
+    # -- next-round prefetch (issue 13) ---------------------------------------------------
+    Mutant(
+        "prefetch-cap",
+        "reverie/prefetch.py",
+        "if size + len(text) + 1 > settings.max_chars:",
+        "if size + len(text) + 1 > settings.max_chars + 200:",
+        "the prefetch block may pass prefetch.max_chars by 200 chars",
+        ("tests/test_prefetch.py::test_the_block_keeps_within_its_cap",),
+    ),
+    Mutant(
+        "prefetch-k",
+        "reverie/prefetch.py",
+        "render(self.namespace, turn, own[:k], self.settings)",
+        "render(self.namespace, turn, own[: k + 1], self.settings)",
+        "the prefetch shows k + 1 hits",
+        ("tests/test_prefetch.py::test_at_most_k_hits_and_long_lines_cut",),
+    ),
+    Mutant(
+        "prefetch-line-chars",
+        "reverie/prefetch.py",
+        "text if len(text) <= limit else",
+        "text if True else",
+        "a prefetched line is never cut to prefetch.line_chars",
+        ("tests/test_prefetch.py::test_at_most_k_hits_and_long_lines_cut",),
+    ),
+    Mutant(
+        "prefetch-enabled",
+        "reverie/prefetch.py",
+        "if not self.settings.enabled or self.settings.k < 1",
+        "if self.settings.k < 1",
+        "prefetch.enabled = false still fetches",
+        ("tests/test_prefetch.py::test_disabled_prefetch_fetches_nothing",),
+    ),
+    Mutant(
+        "prefetch-stale-answer",
+        "reverie/prefetch.py",
+        "if generation == self._generation:  # not cleared while it ran",
+        "if True:",
+        "a cleared fetch's late answer is shown",
+        ("tests/test_prefetch.py::test_a_late_answer_of_a_cleared_fetch_is_dropped",),
+    ),
+    Mutant(
+        "prefetch-turn-clears",
+        "reverie/runtime.py",
+        "self._prefetch.clear()  # the next turn is here: the last one's block is stale",
+        "pass",
+        "the next turn does not clear the last turn's block",
+        ("tests/test_prefetch.py::test_the_next_turn_clears_the_block_at_once",),
+    ),
+    Mutant(
+        "prefetch-own-turn",
+        "reverie/prefetch.py",
+        "own = [h for h in hits if not (h.session_id == self.session_id and h.turn == turn)]",
+        "own = hits",
+        "the prefetch shows the turn that asked (its own query) as a hit",
+        (
+            "tests/test_prefetch.py::test_the_relevant_fact_is_prefetched_and_the_unrelated_one_is_not",
+        ),
+    ),
 )
 
 

@@ -21,6 +21,7 @@ from reverie.errors import (
 from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
+from reverie.prefetch import Prefetch
 from reverie.results import Decision, ToolResult
 from reverie.runtime import Namespace, Reverie, Session, open
 from reverie.snapshot import Snapshot
@@ -59,6 +60,7 @@ __all__ = [
     "OfflineModel",
     "OpenAICompatible",
     "OpenAIEmbedder",
+    "Prefetch",
     "Reverie",
     "ReverieError",
     "SearchHit",

@@ -413,6 +413,33 @@ class GraphConfig:
     words)."""
 
 
+DEFAULT_PREFETCH_K = 5
+DEFAULT_PREFETCH_CHARS = 1500
+
+
+@dataclass(frozen=True)
+class PrefetchConfig:
+    """Next-round prefetch (issue 13): after each turn with user text, the records most
+    relevant to it are fetched in the background into ``s.prefetched`` (see
+    docs/skills-prefetch.md)."""
+
+    enabled: bool = True
+    k: int = DEFAULT_PREFETCH_K
+    """At most this many hits are fetched (fewer are shown when the cap is reached)."""
+    max_chars: int = DEFAULT_PREFETCH_CHARS
+    """The whole block, framing included, is at most this many characters; hits that do
+    not fit are left out, best first kept."""
+    line_chars: int = 300
+    """One hit's line (its label and text, after the ``- `` bullet) is cut at this many
+    characters, so one long turn cannot fill the block."""
+    graph: bool = False
+    """Search the M-FLOW graph (Bundle Search) when it has nodes, instead of the default
+    search; off by default: level recall at about seven times the search time
+    (BENCHMARKS.md)."""
+    timeout_s: float = 10.0
+    """A fetch that takes longer is given up (the block stays empty)."""
+
+
 @dataclass(frozen=True)
 class Config:
     """All of reverie's settings; every section has safe defaults."""
@@ -436,6 +463,7 @@ class Config:
     dream: DreamConfig = field(default_factory=DreamConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
     drafts: DraftsConfig = field(default_factory=DraftsConfig)
+    prefetch: PrefetchConfig = field(default_factory=PrefetchConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -587,6 +615,8 @@ def _validate(config: Config) -> None:
     if config.distiller.ask_batch > max(1, config.distiller.max_topics):
         raise ConfigError("distiller.ask_batch must not exceed distiller.max_topics")
     _check_dream(config.dream)
+    if config.prefetch.timeout_s <= 0:
+        raise ConfigError("prefetch.timeout_s must be positive")
     if config.skill_scores.archive_days < config.curator.idle_days:
         raise ConfigError("skill_scores.archive_days must be at least curator.idle_days")
     _check_curator(config.curator)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -87,6 +87,7 @@ from reverie.model.offline import OfflineModel
 from reverie.model.openai_compat import OpenAICompatible
 from reverie.model.seam import Model
 from reverie.names import DATABASE_FILE, Names, check_name
+from reverie.prefetch import Prefetch, Prefetcher
 from reverie.reports import DreamDetails, NamespaceReport, RoundReport
 from reverie.results import Decision, FactView, ToolResult, TopicListing, refused
 from reverie.rules.query import PRIORITIES, TIERS, parse
@@ -120,7 +121,7 @@ from reverie.stores.drafts import SkillDraft
 from reverie.stores.learning import LearningRecord
 from reverie.stores.patterns import Pattern
 from reverie.stores.projection import Projector
-from reverie.stores.records import Episode, Fact, LedgerRecord, SearchResults, Skill
+from reverie.stores.records import Episode, Fact, LedgerRecord, SearchHit, SearchResults, Skill
 from reverie.task_home import TaskHome
 from reverie.telemetry import metrics as reverie_metrics
 from reverie.telemetry.logs import debug_wanted, get_logger
@@ -133,6 +134,7 @@ DEFAULT_NAMESPACE = "default"
 _MAX_TURN_CHARS = 100_000
 _MAX_CALL_ID_CHARS = 200
 _MAX_QUERY_CHARS = 4000
+PREFETCH_SPAN: Final = "reverie.prefetch"
 
 
 class State(Enum):
@@ -500,8 +502,12 @@ class Namespace:
         self.runtime = runtime
         self.name = name
 
-    def session(self, session_id: str) -> Session:
-        return Session(self, _check_name("session id", session_id))
+    def session(self, session_id: str, *, prefetch: bool | None = None) -> Session:
+        """A conversation; ``prefetch=False`` turns the next-round prefetch off for it
+        alone (a host's internal session), None follows ``prefetch.enabled``."""
+        if prefetch is not None:
+            _flag("prefetch", prefetch)
+        return Session(self, _check_name("session id", session_id), prefetch)
 
     async def search(
         self,
@@ -536,10 +542,15 @@ class Namespace:
         return hits
 
     async def _search(
-        self, query: str, k: int, include_superseded: bool, include_cold: bool
+        self,
+        query: str,
+        k: int,
+        include_superseded: bool,
+        include_cold: bool,
+        span_name: str = "reverie.search",
     ) -> SearchResults:
         s = self.runtime.services
-        with s.tracer.start_as_current_span("reverie.search") as span:
+        with s.tracer.start_as_current_span(span_name) as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
             span.set_attribute("gen_ai.memory.store.id", self.name)
             vectors, vector = self.runtime.vectors, None
@@ -564,7 +575,9 @@ class Namespace:
             span.set_attribute("reverie.search.hidden_superseded", hits.hidden_superseded)
             return hits
 
-    async def _bundle(self, query: str, k: int, include_cold: bool) -> SearchResults:
+    async def _bundle(
+        self, query: str, k: int, include_cold: bool, span_name: str = "reverie.search"
+    ) -> SearchResults:
         """Bundle search over a graph brought up to date first (the grapher's ask: nothing
         to do costs a few indexed reads)."""
         s = self.runtime.services
@@ -574,7 +587,7 @@ class Namespace:
             pass
         except (errors.StoreError, errors.TimeoutError, errors.InternalError) as exc:
             log.warning("graph_not_brought_up_to_date", namespace=self.name, error=repr(exc))
-        with s.tracer.start_as_current_span("reverie.search") as span:
+        with s.tracer.start_as_current_span(span_name) as span:
             span.set_attribute("gen_ai.operation.name", "search_memory")
             span.set_attribute("gen_ai.memory.store.id", self.name)
             span.set_attribute("reverie.search.mode", "bundle")
@@ -1054,11 +1067,15 @@ class Namespace:
 class Session:
     """One conversation: a frozen snapshot, the tools, turns, idle and pre-compact events."""
 
-    def __init__(self, namespace: Namespace, session_id: str) -> None:
+    def __init__(self, namespace: Namespace, session_id: str, prefetch: bool | None = None) -> None:
         self.namespace = namespace
         self.id = session_id
         self._snapshot: Snapshot | None = None
         self._state = State.NEW
+        settings = namespace.runtime.config.prefetch
+        if prefetch is not None:
+            settings = replace(settings, enabled=prefetch)
+        self._prefetch = Prefetcher(settings, namespace.name, session_id, self._prefetch_search)
 
     async def __aenter__(self) -> Self:
         if self._state is not State.NEW:
@@ -1070,6 +1087,7 @@ class Session:
     async def __aexit__(self, *exc: object) -> None:
         if self._state is State.OPEN:
             self._state = State.CLOSED
+            self._prefetch.clear()
             try:  # the extractor's catch-up; the next flush does it anyway
                 await self._tell(SessionEnded(self.namespace.name, self.id))
             except ReverieError as exc:  # the runtime is closing: never mask the host's error
@@ -1085,6 +1103,33 @@ class Session:
     @property
     def tools(self) -> list[dict[str, Any]]:
         return schemas(self.namespace.runtime.config.writer)
+
+    @property
+    def prefetched(self) -> str:
+        """The next-round prefetch block for the host's next prompt ("" while none is
+        ready): the records most relevant to the last turn's user text, fetched in the
+        background after it (see :mod:`reverie.prefetch`); the next turn clears it."""
+        return self._prefetch.text
+
+    @property
+    def prefetch_result(self) -> Prefetch | None:
+        """What :attr:`prefetched` shows, structured: the hits, the query, the turn."""
+        return self._prefetch.result
+
+    async def wait_prefetch(self) -> None:
+        """Until the fetch started by the last turn is done (hosts that want the block
+        before their next prompt, tests); at once when none is in flight, or when the
+        runtime is closed (its task group ended every fetch, even one that never began)."""
+        if self.namespace.runtime._state is State.OPEN:
+            await self._prefetch.wait()
+
+    async def _prefetch_search(self, query: str, k: int, mode: str) -> list[SearchHit]:
+        """The prefetch's search: the namespace's, without counting accesses, on a span of
+        its own (a host counting its searches does not count the prefetches)."""
+        ns = self.namespace
+        if mode == "bundle":
+            return await ns._bundle(query, k, True, span_name=PREFETCH_SPAN)
+        return await ns._search(query, k, False, True, span_name=PREFETCH_SPAN)
 
     def _open(self) -> Reverie:
         if self._state is not State.OPEN:
@@ -1173,7 +1218,9 @@ class Session:
         return answer
 
     async def turn(self, user: str | None = None, assistant: str | None = None) -> Episode:
-        """Record one turn as an episode; the extractor (L2) hears of it on the bus."""
+        """Record one turn as an episode; the extractor (L2) hears of it on the bus. The
+        last turn's prefetch is cleared first; with user text, the next one starts in the
+        background (:attr:`prefetched`)."""
         runtime = self._open()
         for label, text in (("user", user), ("assistant", assistant)):
             if text is not None and (
@@ -1187,6 +1234,7 @@ class Session:
         user, assistant = user or None, assistant or None
         if not (user or assistant):
             raise InputError("a turn needs user or assistant text")
+        self._prefetch.clear()  # the next turn is here: the last one's block is stale
         with runtime.tracer.start_as_current_span("reverie.turn") as span:
             span.set_attribute("gen_ai.conversation.id", self.id)
             span.set_attribute("gen_ai.memory.store.id", self.namespace.name)
@@ -1197,7 +1245,9 @@ class Session:
                 raise episode
             assert isinstance(episode, Episode)
             span.set_attribute("reverie.turn", episode.turn)
-            return episode
+        if user and runtime._tg is not None:
+            self._prefetch.start(runtime._tg, user, episode.turn)
+        return episode
 
     async def used_skill(self, name: str, ok: bool | None = None) -> dict[str, Any]:
         """The agent used a skill: its idle clock restarts, so the curator keeps it, and the

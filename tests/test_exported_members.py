@@ -17,6 +17,7 @@ def test_all_is_sorted_and_complete() -> None:
         "frozen",
         "model",
         "names",
+        "prefetch",
         "results",
         "reports",
         "rules",

@@ -155,6 +155,7 @@ def render(result: dict[str, Any], home: Path) -> None:
         f"skill tiers: {tiers} ({skills['registered']} skills, mean score "
         f"{skills['mean_score']}); uses reported: {skills['uses']}"
     )
+    out.print(_prefetch_line(result["prefetch"]))
     if q["junk"]:
         out.print(f"junk stored: {q['junk']}")
     if q["cap_violations"]:
@@ -163,6 +164,17 @@ def render(result: dict[str, Any], home: Path) -> None:
         f"explore: `reverie show --home {home} -n {ns}`, "
         f"`reverie search 'deploy timeout' --home {home} -n {ns}`, "
         f"`reverie audit ledger --home {home} -n {ns}`"
+    )
+
+
+def _prefetch_line(found: dict[str, Any]) -> str:
+    """The next-round prefetch's hit rate on the report's questions (docs/simulate.md)."""
+    if not found["enabled"]:
+        return "prefetch: off (prefetch.enabled = false)"
+    return (
+        f"prefetch: hit rate {found['hit_rate']} on {found['questions']} questions "
+        f"(the current value in the block after the question's turn); "
+        f"{found['mean_hits_shown']} hits, {found['mean_chars']} chars per block"
     )
 
 

@@ -21,6 +21,7 @@ from reverie.rules.value_slots import bare_count, changes_a_value, slot_shape, u
 
 SNAPSHOT_BLOCK: Final = re.compile(r"<reverie-snapshot\b.*?(?:</reverie-snapshot>|\Z)", re.S)
 REPORT_BLOCK: Final = re.compile(r"<reverie-report\b.*?(?:</reverie-report>|\Z)", re.S)
+PREFETCH_BLOCK: Final = re.compile(r"<reverie-prefetch\b.*?(?:</reverie-prefetch>|\Z)", re.S)
 # a title or a Latin abbreviation ends in a dot without ending the sentence ("Mrs. Vogel")
 _TITLES: Final = ("Mr", "Mrs", "Ms", "Dr", "Prof", "Jr", "Sr", "vs", "e.g", "i.e")
 _NOT_AN_END: Final = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _TITLES)
@@ -140,8 +141,9 @@ class Candidate:
 
 
 def strip_injected(text: str) -> str:
-    """Remove blocks reverie itself put in the prompt (the snapshot, review reports)."""
-    return REPORT_BLOCK.sub(" ", SNAPSHOT_BLOCK.sub(" ", text))
+    """Remove blocks reverie itself put in the prompt (the snapshot, review reports, the
+    next-round prefetch)."""
+    return PREFETCH_BLOCK.sub(" ", REPORT_BLOCK.sub(" ", SNAPSHOT_BLOCK.sub(" ", text)))
 
 
 def sentences(text: str) -> list[str]:

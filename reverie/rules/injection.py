@@ -126,7 +126,9 @@ def framing_problem(text: str, *, document: bool = False) -> str | None:
 
 # a whole block as reverie writes it (a host echoing its own prompt): the extractor drops
 # it, so it is an echo, not a forgery
-_OWN_BLOCK: Final = re.compile(r"<reverie-(snapshot|report)(?: [^<>\n]*)?>.*?</reverie-\1>", re.S)
+_OWN_BLOCK: Final = re.compile(
+    r"<reverie-(snapshot|report|prefetch)(?: [^<>\n]*)?>.*?</reverie-\1>", re.S
+)
 
 
 def turn_framing(text: str) -> str | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import reverie
+from reverie.simulation import prefetch
 from reverie.simulation.driver import Run
 from reverie.simulation.scenario import (
     PREFERENCES,
@@ -97,6 +98,7 @@ async def build(
         "skills": await _skill_tiers(rv, scenario, run),
     }
     report["targets"] = _targets(report)
+    report["prefetch"] = await prefetch.hit_rate(rv, scenario)  # last: its probes are turns
     return report
 
 
