@@ -1659,6 +1659,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "the layout is no longer seeded: two drawings differ",
         ("tests/test_learning_graph.py::test_two_drawings_of_one_graph_are_the_same_file",),
     ),
+    Mutant(
+        "picture-skill-score",
+        "reverie/skills/picture.py",
+        "SCORE_PER_POINT: Final = 5.0",
+        "SCORE_PER_POINT: Final = 4.0",
+        "a skill's drawn activity no longer follows its activity score's scale",
+        ("tests/test_learning_graph.py::test_activity_counts_accesses_tiers_uses_and_occurrences",),
+    ),
     # -- curator consolidate / patch (reverie/skills, reverie/actors/skill_reshape.py) --
     Mutant(
         "consolidate-overlap-inclusive",

@@ -27,6 +27,8 @@ from typing import Any, Final
 
 from reverie.config import RecordsConfig
 from reverie.rules.similarity import normalise, stem, tokens
+from reverie.stores import skill_activity as skill_activity_store
+from reverie.stores import skills
 from reverie.stores.db import fetchall
 from reverie.stores.patterns import same_lesson, subject_words
 
@@ -39,8 +41,8 @@ QUOTE_MIN_WORDS: Final = 3
 """An entry or fact shorter than this is not quoted by a skill's body (a word or two is
 said everywhere)."""
 TIER_BONUS: Final = {"hot": 2, "warm": 1, "cold": 0}
-RECENCY_DAYS: Final = 30.0
-"""A skill used (or changed) this many days ago weighs half of one used now."""
+SCORE_PER_POINT: Final = 5.0
+"""Score points per unit of a skill's drawn activity (a record's unit is one access)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,22 +159,12 @@ def _add_entries(conn: sqlite3.Connection, namespace: str, known: _Known) -> Non
 
 
 def skill_activity(conn: sqlite3.Connection, namespace: str, now: datetime) -> dict[str, float]:
-    """Each registered skill's activity: one, plus its uses (the ledger's ``use`` rows),
-    plus its recency (1 when used or changed now, ½ after :data:`RECENCY_DAYS`). The one
-    place to swap in another measure of a skill's activity."""
-    rows = fetchall(
-        conn,
-        """SELECT s.name, coalesce(s.last_used_at, s.updated_at),
-                  (SELECT count(*) FROM ledger l WHERE l.namespace = s.namespace
-                   AND l.action = 'use' AND l.entry_id = 'skill:' || s.name)
-           FROM skills s WHERE s.namespace = ? AND s.archived_at IS NULL""",
-        (namespace,),
-    )
-    found: dict[str, float] = {}
-    for name, last, uses in rows:
-        days = max((now - datetime.fromisoformat(last)).total_seconds() / 86400, 0.0)
-        found[name] = 1.0 + int(uses) + RECENCY_DAYS / (RECENCY_DAYS + days)
-    return found
+    """Each registered skill's activity: one, plus its activity score (seed 004's calls ×
+    quality × decay on 0–100, :mod:`reverie.skills.scores`) over :data:`SCORE_PER_POINT`,
+    so a 🔥 skill (≥ 80) weighs as much as a record read some sixteen times."""
+    registered = skills.registered(conn, namespace)
+    found = skill_activity_store.activities(conn, namespace, registered, now)
+    return {name: 1.0 + a.score / SCORE_PER_POINT for name, a in found.items()}
 
 
 def _add_skills(
