@@ -1884,12 +1884,20 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "drafts-stale-words",
         "reverie/skills/gaps.py",
-        "and not words & heard",
+        "and not any(phrase <= turn for phrase in phrases for turn in turns)",
         "",
         "a skill whose trigger words users still say is reported stale",
         (
             "tests/test_skill_drafts.py::test_a_month_drafts_the_gap_and_not_the_covered_or_rare_requests",
         ),
+    ),
+    Mutant(
+        "drafts-stale-whole-phrase",
+        "reverie/skills/gaps.py",
+        "and not any(phrase <= turn for phrase in phrases for turn in turns)",
+        "and not any(phrase & turn for phrase in phrases for turn in turns)",
+        "one word of a trigger phrase said keeps a skill from being stale",
+        ("tests/test_skill_drafts.py::test_a_trigger_phrase_is_heard_only_whole",),
     ),
     Mutant(
         "drafts-stale-days",

@@ -16,7 +16,7 @@ import reverie
 from reverie import Config, ManualClock
 from reverie.model import questions
 from reverie.skills import drafts
-from reverie.skills.gaps import ERROR, PROCEDURE, REQUEST, Signal, gaps
+from reverie.skills.gaps import ERROR, PROCEDURE, REQUEST, Signal, gaps, stale
 from reverie.skills.writing import rules_draft
 from reverie.stores.records import Skill
 from tests.chat_server import ChatServer
@@ -476,3 +476,28 @@ async def test_a_pass_that_drafts_still_commits_twice(
         (draft,) = await ns.skill_drafts()
         assert seen["write"] == 2
         assert (tmp_path / "home" / "alice" / "skills" / ".drafts" / draft.name).is_dir()
+
+
+def test_a_trigger_phrase_is_heard_only_whole() -> None:
+    """A skill is stale when none of its trigger phrases was said whole in one turn: the
+    words of "infrastructure as code" said apart, or "module" alone, do not keep it."""
+    old = "2026-01-01T00:00:00+00:00"
+    tf = Skill(
+        "ns",
+        "tf-module",
+        "Description: scaffold modules\nTrigger words: infrastructure as code, terraform module\n",
+        "skill_manage",
+        False,
+        old,
+        old,
+        old,
+        None,
+    )
+    named = Skill("ns", "fax-machine", "Send a fax.", "skill_manage", False, old, old, old, None)
+    cutoff = "2026-02-01T00:00:00+00:00"
+    apart = ["we write code all day", "the infrastructure team is out", "that module is fine"]
+    assert [name for name, _ in stale([tf, named], apart, cutoff)] == ["tf-module", "fax-machine"]
+    said = ["can we move the vpc to infrastructure as code?", "the fax machine jammed"]
+    assert stale([tf, named], said, cutoff) == []
+    assert stale([tf], ["a new Terraform module for the bucket"], cutoff) == []
+    assert stale([tf], apart, "2025-12-01T00:00:00+00:00") == []  # too young to judge

@@ -218,20 +218,28 @@ def distinct(ranked: Sequence[Gap]) -> list[Gap]:
     return kept
 
 
+def trigger_phrases(skill: Skill) -> list[frozenset[str]]:
+    """What a user says when a skill is wanted: each phrase of its ``Trigger words:`` line
+    (comma-separated) as the content words it needs together, else its name's words."""
+    triggered = _TRIGGERS.search(skill.body)
+    said = triggered.group(1).split(",") if triggered else [re.sub(r"[-_]", " ", skill.name)]
+    return [words for phrase in said if (words := content_words(phrase))]
+
+
 def stale(
     skills: Sequence[Skill], said: Iterable[str | None], created_before: str
 ) -> list[tuple[str, tuple[str, ...]]]:
-    """Skills (older than ``created_before``) none of whose trigger words occur in
-    ``said`` (the recent user turns): each skill's name and the words looked for."""
-    heard: set[str] = set()
-    for text in said:
-        heard |= content_words(text or "")
-    if not heard:
+    """Skills (older than ``created_before``) none of whose trigger phrases occurs whole —
+    every content word of it in one turn — in ``said`` (the recent user turns): each
+    skill's name and the words looked for. One word of a phrase is not the phrase: "code"
+    said is not "infrastructure as code"."""
+    turns = [words for text in said if (words := content_words(text or ""))]
+    if not turns:
         return []  # nobody said anything: nothing to judge by
     return [
-        (skill.name, tuple(sorted(words)))
+        (skill.name, tuple(sorted(frozenset().union(*phrases))))
         for skill in skills
         if skill.created_at <= created_before
-        and (words := skill_words(skill))
-        and not words & heard
+        and (phrases := trigger_phrases(skill))
+        and not any(phrase <= turn for phrase in phrases for turn in turns)
     ]
