@@ -1900,6 +1900,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_skill_drafts.py::test_a_trigger_phrase_is_heard_only_whole",),
     ),
     Mutant(
+        "drafts-stale-used",
+        "reverie/skills/gaps.py",
+        "        and (skill.last_used_at or skill.created_at) <= created_before\n",
+        "",
+        "a skill the host reported using lately is reported stale",
+        ("tests/test_skill_drafts.py::test_a_trigger_phrase_is_heard_only_whole",),
+    ),
+    Mutant(
         "drafts-stale-days",
         "reverie/config.py",
         "stale_days: float = 30.0",

@@ -501,3 +501,5 @@ def test_a_trigger_phrase_is_heard_only_whole() -> None:
     assert stale([tf, named], said, cutoff) == []
     assert stale([tf], ["a new Terraform module for the bucket"], cutoff) == []
     assert stale([tf], apart, "2025-12-01T00:00:00+00:00") == []  # too young to judge
+    used = Skill(**{**tf.to_dict(), "last_used_at": "2026-02-15T00:00:00+00:00"})
+    assert stale([used], apart, cutoff) == []  # the host reported a use since: in use

@@ -229,9 +229,9 @@ def trigger_phrases(skill: Skill) -> list[frozenset[str]]:
 def stale(
     skills: Sequence[Skill], said: Iterable[str | None], created_before: str
 ) -> list[tuple[str, tuple[str, ...]]]:
-    """Skills (older than ``created_before``) none of whose trigger phrases occurs whole —
-    every content word of it in one turn — in ``said`` (the recent user turns): each
-    skill's name and the words looked for. One word of a phrase is not the phrase: "code"
+    """Skills (made and last used before ``created_before``) none of whose trigger phrases
+    occurs whole — every content word of it in one turn — in ``said`` (the recent user
+    turns): each skill's name and the words looked for. One word of a phrase is not the phrase: "code"
     said is not "infrastructure as code"."""
     turns = [words for text in said if (words := content_words(text or ""))]
     if not turns:
@@ -240,6 +240,7 @@ def stale(
         (skill.name, tuple(sorted(frozenset().union(*phrases))))
         for skill in skills
         if skill.created_at <= created_before
+        and (skill.last_used_at or skill.created_at) <= created_before
         and (phrases := trigger_phrases(skill))
         and not any(phrase <= turn for phrase in phrases for turn in turns)
     ]
