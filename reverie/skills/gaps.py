@@ -122,12 +122,20 @@ def clusters(signals: Sequence[Signal], cfg: DraftsConfig) -> list[list[Signal]]
     return list(groups.values())
 
 
-def core(members: Sequence[Signal]) -> tuple[str, ...]:
-    """The words at least half the members use, most used first (at most six)."""
+def core(members: Sequence[Signal], said: Counter[str] | None = None) -> tuple[str, ...]:
+    """The words at least half the members use (at most six), the most telling first: by
+    how often the members use each, times how rare it is across ``said`` (every signal of
+    the kind: a word everyone says all month names no capability), so a draft is named
+    after "ddl json snowflake", not "bad between changed"."""
     counts = Counter(w for m in members for w in m.words)
     need = math.ceil(len(members) / 2)
+    total = sum(said.values()) if said else 0
+
+    def telling(word: str) -> float:
+        return counts[word] * (math.log((1 + total) / (1 + said[word])) if said else 1.0)
+
     kept = [w for w, n in counts.items() if n >= need]
-    kept.sort(key=lambda w: (-counts[w], w))
+    kept.sort(key=lambda w: (-telling(w), w))
     return tuple(kept[:MAX_CORE])
 
 
@@ -179,10 +187,12 @@ def gaps(
     found: list[Gap] = []
     for kind in (REQUEST, ERROR, PROCEDURE):
         need, by_session = _threshold(kind, cfg)
-        for members in clusters([s for s in signals if s.kind == kind], cfg):
+        of_kind = [s for s in signals if s.kind == kind]
+        said = Counter(w for s in of_kind for w in s.words)
+        for members in clusters(of_kind, cfg):
             sessions = len({m.session_id for m in members})
             count = sessions if by_session else len({m.episode_id for m in members})
-            words = core(members)
+            words = core(members, said)
             whole = kind != REQUEST  # steps and errors: a skill's body may already hold them
             if count < need or len(words) < cfg.shared_words:
                 continue
@@ -231,8 +241,8 @@ def stale(
 ) -> list[tuple[str, tuple[str, ...]]]:
     """Skills (made and last used before ``created_before``) none of whose trigger phrases
     occurs whole — every content word of it in one turn — in ``said`` (the recent user
-    turns): each skill's name and the words looked for. One word of a phrase is not the phrase: "code"
-    said is not "infrastructure as code"."""
+    turns): each skill's name and the words looked for. One word of a phrase is not the
+    phrase: "code" said is not "infrastructure as code"."""
     turns = [words for text in said if (words := content_words(text or ""))]
     if not turns:
         return []  # nobody said anything: nothing to judge by
