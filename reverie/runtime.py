@@ -34,6 +34,7 @@ from reverie.actors.grapher import Grapher
 from reverie.actors.judging import calls_per_stage
 from reverie.actors.learner import AccessBook, Learner
 from reverie.actors.linter import Linter
+from reverie.actors.profiler import Profiler
 from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
 from reverie.actors.stage import Preview, Stage, preview
@@ -100,6 +101,7 @@ from reverie.stores import (
     rekey,
     review_state,
     skills,
+    syntheses,
     topics,
 )
 from reverie.stores import dream as dream_store
@@ -703,6 +705,12 @@ class Namespace:
         folder = s.projector.namespace_dir(self.name) / "graph"
         return {"namespace": self.name, "changed": changed, **found, "files": str(folder)}
 
+    async def profile(self) -> dict[str, Any]:
+        """The current profile (USER.md) and self-model (SOUL.md) syntheses, each with its
+        clauses, the ids of each clause's sources, and whether each is still grounded in a
+        live source (see docs/skills-profile.md); None for one not written."""
+        return await self.runtime.services.db.read(lambda conn: syntheses.current(conn, self.name))
+
     async def dream_status(self) -> dict[str, Any]:
         """The graph's size, the health score as of now (each metric and its weight), the
         pattern count, the last dream, the next one due, and the long-term counts."""
@@ -1164,6 +1172,7 @@ ACTORS: tuple[type[Writer | Extractor | Flusher | Learner | Grapher | Reviewer |
     Distiller,
     Promoter,
     Curator,
+    Profiler,
     Dreamer,
 )
 """Every actor the design card names, each subscribed to the bus for its own messages."""
@@ -1206,6 +1215,7 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
         Distiller: partial(Distiller, judge=judge, **stage),
         Promoter: partial(Promoter, judge=judge, bus=bus, **stage),
         Curator: partial(Curator, **stage),
+        Profiler: partial(Profiler, judge=judge, bus=bus, **stage),
         Dreamer: partial(Dreamer, judge=judge, bus=bus, **stage),
     }
 

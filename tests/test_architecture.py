@@ -64,14 +64,15 @@ async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, span
         calls = await rv.model_calls("a")
     # one name per actor: the ledger and the call counts use the actors' own names
     asked = {r.actor for r in ledger if r.action == "model_call"}
-    assert asked == {"flusher", "linter", "distiller", "promoter", "dreamer", "grapher"}
+    # the profiler's question is its own (not one of ACTOR_OF's): asked in its pass
+    assert asked == {"flusher", "linter", "distiller", "promoter", "dreamer", "grapher", "profiler"}
     assert set(calls) == asked
     assert {r.actor for r in ledger if r.action == "round"} == CARD - {
         "writer",
         "extractor",
         "flusher",
-    } | {"dreamer"}
-    beyond = {"reviewer", "learner", "grapher", "dreamer"}  # beyond seed 000's card
+    } | {"dreamer", "profiler"}
+    beyond = {"reviewer", "learner", "grapher", "dreamer", "profiler"}  # beyond seed 000's card
     subscribed = {actor for _, actor in table}
     assert CARD | beyond == subscribed
     traced = {span.name.split(" ")[0] for span in exporter.get_finished_spans()}

@@ -55,6 +55,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
         "distiller",
         "promoter",
         "curator",
+        "profiler",
         "dreamer",
     ]
     assert set(statuses(first).values()) == {"ran"}
@@ -68,6 +69,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
         "distiller": "not_due",
         "promoter": "not_due",
         "curator": "not_due",
+        "profiler": "not_due",
         "dreamer": "not_due",  # 06:00: the next dream is at 07:00
     }
     clock.advance(timedelta(hours=18))
@@ -76,6 +78,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
         "distiller": "ran",
         "promoter": "not_due",
         "curator": "ran",
+        "profiler": "not_due",
         "dreamer": "ran",
     }
     clock.advance(timedelta(days=6))
@@ -115,6 +118,7 @@ async def test_a_stage_that_raises_does_not_stop_the_others(
         "distiller": "failed",
         "promoter": "ran",
         "curator": "ran",
+        "profiler": "ran",
         "dreamer": "ran",
     }
     distiller = review_stage(report, "distiller")
@@ -149,6 +153,7 @@ async def test_a_stage_over_its_budget_is_cut_and_retried(
         ("distiller", "enabled", "distiller"),
         ("promoter", "promotion_enabled", "promoter"),
         ("curator", "enabled", "curator"),
+        ("profiler", "enabled", "profiler"),
     ],
 )
 async def test_kill_switches(
