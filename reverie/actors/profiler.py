@@ -196,7 +196,9 @@ class Profiler(Stage):
             await self._write(MemoryCommand("remove", target, None, old.content))
         old_text = plan.current.content if plan.current else None
         action = "replace" if plan.current else "add"
-        result = await self._write(MemoryCommand(action, target, plan.text, old_text))
+        # a synthesis quotes other entries by design: only an exact repeat is a duplicate
+        command = MemoryCommand(action, target, plan.text, old_text, dedupe=False)
+        result = await self._write(command)
         if result.decision not in {Decision.ADD, Decision.REPLACED} or not result.entry_id:
             why = result.error or f"{result.decision.value} {result.entry_id or ''}".strip()
             return SynthesisOutcome(target, "refused", reason=redact(why), author=plan.author)
