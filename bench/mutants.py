@@ -1602,6 +1602,77 @@ MUTANTS: tuple[Mutant, ...] = (
         "a model's entity or facet name may carry words its episode does not",
         ("tests/test_graph.py::test_a_configured_model_names_entities_only_in_the_sources_words",),
     ),
+    # -- issue 13: the profile and self-model synthesis --------------------------------------
+    Mutant(
+        "profile-budget",
+        "reverie/rules/profile.py",
+        "if len(render(target, trial)) <= budget:",
+        "if True:",
+        "a synthesis takes every clause, whatever its budget",
+        (
+            "tests/test_profile.py::test_compose_never_passes_its_budget_and_keeps_the_first_clauses",
+            "tests/test_profile.py::test_the_budget_bounds_a_synthesis_with_room_to_spare",
+        ),
+    ),
+    Mutant(
+        "profile-room",
+        "reverie/actors/profiler.py",
+        "room = min(chars, cap - used)",
+        "room = chars",
+        "the synthesis ignores the room the hand-written entries leave under the cap",
+        ("tests/test_profile.py::test_within_the_cap_and_hand_entries_never_evicted",),
+    ),
+    Mutant(
+        "profile-min-room",
+        "reverie/actors/profiler.py",
+        "if plan.room < min_chars:",
+        "if plan.room < 0:",
+        "a file with no room left is not reported as such (a synthesis is squeezed in or refused)",
+        ("tests/test_profile.py::test_within_the_cap_and_hand_entries_never_evicted",),
+    ),
+    Mutant(
+        "profile-weekly",
+        "reverie/config.py",
+        "    enabled: bool = True\n    interval_h: float = 168.0\n    timeout_s: float = 60.0\n",
+        "    enabled: bool = True\n    interval_h: float = 24.0\n    timeout_s: float = 60.0\n",
+        "the profile is synthesised daily instead of weekly",
+        ("tests/test_profile.py::test_the_profile_is_weekly",),
+    ),
+    Mutant(
+        "profile-unchanged",
+        "reverie/actors/profiler.py",
+        "and plan.current.content == plan.text:",
+        "and False:",
+        "unchanged sources rewrite the synthesis anyway (ledger churn)",
+        ("tests/test_profile.py::test_unchanged_sources_write_nothing",),
+    ),
+    Mutant(
+        "profile-dedupe",
+        "reverie/actors/profiler.py",
+        "dedupe=False)",
+        "dedupe=True)",
+        "a synthesis that says more than the last one is refused as its near-duplicate",
+        ("tests/test_profile.py::test_the_profile_is_weekly",),
+    ),
+    Mutant(
+        "profile-live-only",
+        "reverie/rules/profile.py",
+        'if found[source_id][0] != "active":',
+        "if False:",
+        "the checker counts a superseded source as grounding its value",
+        (
+            "tests/test_profile.py::test_a_superseded_value_disappears_next_week",
+            "tests/test_profile.py::test_a_clause_is_grounded_only_in_live_sources_that_say_it",
+        ),
+    ),
+    Mutant(
+        "profile-model-checked",
+        "reverie/actors/profiler.py",
+        'if problem is not None:\n                return [], f"sentence',
+        'if False:\n                return [], f"sentence',
+        "a model sentence not grounded in what it cites is written",
+        ("tests/test_profile.py::test_the_model_writes_the_prose_and_its_answer_is_checked",),
+    ),
 )
 
 

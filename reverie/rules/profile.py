@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from reverie.frozen import quick_init
-from reverie.rules.injection import answer_problem, as_data, control_problem, instruction_kind
+from reverie.rules.directives import aimed_at_agent
+from reverie.rules.injection import answer_problem, as_data, control_problem
 from reverie.rules.secrets import has_secret
 from reverie.rules.similarity import STOPWORDS, is_value, normalise, stem, tokens, values
 
@@ -76,11 +77,12 @@ class Source:
 
 def unquotable(text: str) -> str | None:
     """Why a source's text may not be quoted in a synthesis (``None``: it may): an
-    instruction to the agent, a secret or a control character. Framing is not a reason:
-    it is defanged by :func:`quote`."""
+    instruction aimed at the agent or a dangerous order (as the memory tool refuses them),
+    a secret or a control character. Framing is not a reason: it is defanged by
+    :func:`quote`."""
     if control_problem(text) is not None:
         return "a control character"
-    kind = instruction_kind(text)
+    kind = aimed_at_agent(text, "agent")
     if kind is not None:
         return f"an instruction to the agent ({kind})"
     return "a secret" if has_secret(text) else None
@@ -217,5 +219,5 @@ def prose_problem(target: str, sentences: Sequence[Clause], budget: int) -> str 
         return "it is empty"
     if len(text) > budget:
         return f"it is {len(text)} chars; the budget is {budget}"
-    unsafe = answer_problem(text)
+    unsafe = answer_problem(text) or aimed_at_agent(text, "agent")
     return None if unsafe is None else f"it is not safe to show: {unsafe}"
