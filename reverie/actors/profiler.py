@@ -74,6 +74,7 @@ class Plan:
     """The live synthesis this one replaces (the newest, when a restore left several)."""
     extra: tuple[Entry, ...]
     sources: tuple[Source, ...]
+    """Every source read (the model is shown only the quotable ones)."""
     text: str
     kept: tuple[Clause, ...]
     author: str = "rules"
@@ -149,14 +150,13 @@ class Profiler(Stage):
         text, kept = "", list[Clause]()
         if room >= self.cfg.min_chars:
             text, kept = rules.compose(target, clauses, room)
-        quotable = tuple(s for s in sources if rules.unquotable(s.text) is None)
         return Plan(
             target,
             cap,
             room,
             mine[-1] if mine else None,
             tuple(mine[:-1]),
-            quotable,
+            tuple(sources),
             text,
             tuple(kept),
         )
@@ -280,7 +280,7 @@ class Profiler(Stage):
     def _sentences(
         self, plan: Plan, answer: list[dict[str, Any]]
     ) -> tuple[list[Clause], str | None]:
-        listed = {s.id: s for s in plan.sources}
+        listed = {s.id: s for s in _quotable(plan.sources)}
         out = []
         for index, item in enumerate(answer):
             text = " ".join(str(item["text"]).split())
@@ -319,3 +319,8 @@ class Profiler(Stage):
             max_tokens=800,
             payload=payload,
         )
+
+
+def _quotable(sources: tuple[Source, ...]) -> list[Source]:
+    """The sources a model may be shown: none that orders the agent or holds a secret."""
+    return [s for s in sources if rules.unquotable(s.text) is None]

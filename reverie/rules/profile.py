@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 from reverie.frozen import quick_init
@@ -75,11 +76,12 @@ class Source:
     place: str = ""
 
 
+@lru_cache(maxsize=4096)
 def unquotable(text: str) -> str | None:
     """Why a source's text may not be quoted in a synthesis (``None``: it may): an
     instruction aimed at the agent or a dangerous order (as the memory tool refuses them),
     a secret or a control character. Framing is not a reason: it is defanged by
-    :func:`quote`."""
+    :func:`quote`. Cached: a week's sources are mostly last week's."""
     if control_problem(text) is not None:
         return "a control character"
     kind = aimed_at_agent(text, "agent")
