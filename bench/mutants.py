@@ -1625,10 +1625,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "profile-min-room",
         "reverie/actors/profiler.py",
-        "if plan.room < min_chars:",
-        "if plan.room < 0:",
-        "a file with no room left is not reported as such (a synthesis is squeezed in or refused)",
-        ("tests/test_profile.py::test_within_the_cap_and_hand_entries_never_evicted",),
+        "if room >= self.cfg.min_chars:",
+        "if room >= 0:",
+        "a synthesis is squeezed into less room than min_chars",
+        ("tests/test_profile.py::test_less_room_than_min_chars_writes_nothing",),
     ),
     Mutant(
         "profile-weekly",

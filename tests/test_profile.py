@@ -259,6 +259,15 @@ async def test_within_the_cap_and_hand_entries_never_evicted(
     assert await rv.namespace("b").entries("user") == full
 
 
+@pytest.mark.parametrize("config", [Config().with_section("profiler", min_chars=600)])
+async def test_less_room_than_min_chars_writes_nothing(rv: reverie.Reverie) -> None:
+    await seed(rv)
+    stage = profiled(await rv.review(force=True))
+    assert (stage["user"], stage["soul"]) == ("no_room", "no_room")
+    assert stage["syntheses"][0]["reason"] == "500 chars free under the cap of 2000"
+    assert await rv.namespace("a").profile() == {"namespace": "a", "user": None, "soul": None}
+
+
 async def test_the_budget_bounds_a_synthesis_with_room_to_spare(rv: reverie.Reverie) -> None:
     await seed(rv)
     async with rv.namespace("a").session("more") as s:

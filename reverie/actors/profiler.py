@@ -78,6 +78,8 @@ class Plan:
     text: str
     kept: tuple[Clause, ...]
     author: str = "rules"
+    offered: int = 0
+    """How many clauses the sources gave (0: no live source at all)."""
 
     @property
     def budget(self) -> int:
@@ -159,6 +161,7 @@ class Profiler(Stage):
             tuple(sources),
             text,
             tuple(kept),
+            offered=len(clauses),
         )
 
     # -- the round -------------------------------------------------------------------------
@@ -181,13 +184,13 @@ class Profiler(Stage):
 
     async def _apply(self, plan: Plan) -> SynthesisOutcome:
         target, min_chars = plan.target, self.cfg.min_chars
-        if plan.room < min_chars:
-            reason = f"{max(0, plan.room)} chars free under the cap of {plan.cap}"
-            return SynthesisOutcome(target, "no_room", reason=reason)
-        if not plan.text:
+        if not plan.offered:  # no live source left
             if plan.current is None and not plan.extra:
                 return SynthesisOutcome(target, "no_sources")
             return await self._remove(plan)
+        if plan.room < min_chars or not plan.text:  # the last synthesis, if any, stays
+            reason = f"{max(0, plan.room)} chars free under the cap of {plan.cap}"
+            return SynthesisOutcome(target, "no_room", reason=reason)
         if plan.current is not None and not plan.extra and plan.current.content == plan.text:
             return SynthesisOutcome(
                 target, "unchanged", plan.current.id, len(plan.text), len(plan.kept)
