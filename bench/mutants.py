@@ -1625,8 +1625,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "profile-min-room",
         "reverie/actors/profiler.py",
-        "if room >= self.cfg.min_chars:",
-        "if room >= 0:",
+        "if plan.room < min_chars or not plan.text:",
+        "if not plan.text:",
         "a synthesis is squeezed into less room than min_chars",
         ("tests/test_profile.py::test_less_room_than_min_chars_writes_nothing",),
     ),

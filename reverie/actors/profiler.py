@@ -149,9 +149,7 @@ class Profiler(Stage):
         used = len(entries.render(hand)) + (len(ENTRY_SEPARATOR) if hand else 0)
         chars = self.cfg.user_chars if target == "user" else self.cfg.soul_chars
         room = min(chars, cap - used)
-        text, kept = "", list[Clause]()
-        if room >= self.cfg.min_chars:
-            text, kept = rules.compose(target, clauses, room)
+        text, kept = rules.compose(target, clauses, max(0, room))
         return Plan(
             target,
             cap,
