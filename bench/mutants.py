@@ -1666,6 +1666,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
     ),
     Mutant(
+        "profile-turn-records",
+        "reverie/actors/profiler.py",
+        'speaker="user" if session else "agent"',
+        'speaker="agent"',
+        "a record logged from a user's turn is quoted in SOUL.md even when it is a standing order",
+        ("tests/test_injection.py::test_finding1_standing_orders_in_user_turns_are_never_learned",),
+    ),
+    Mutant(
         "profile-model-checked",
         "reverie/actors/profiler.py",
         'if problem is not None:\n                return [], f"sentence',

@@ -132,7 +132,10 @@ class Profiler(Stage):
 
     def _soul_sources(self, conn: sqlite3.Connection) -> list[Source]:
         found = syntheses.lessons(conn, self.namespace, LOG_KINDS, self.cfg.max_lessons)
-        return [Source(i, kind, text) for i, kind, text, _, _ in found]
+        return [
+            Source(i, kind, text, speaker="user" if session else "agent")
+            for i, kind, text, session in found
+        ]
 
     def _plan(
         self,
@@ -210,16 +213,23 @@ class Profiler(Stage):
 
     async def _remove(self, plan: Plan) -> SynthesisOutcome:
         """No live source is left: the synthesis goes (restorable, like any removal)."""
-        gone = [*plan.extra, *([plan.current] if plan.current else [])]
-        for old in gone:
-            await self._write(MemoryCommand("remove", plan.target, None, old.content))
+        gone, refused = [], []
+        for old in [*plan.extra, *([plan.current] if plan.current else [])]:
+            result = await self._write(MemoryCommand("remove", plan.target, None, old.content))
+            if result.decision is Decision.REMOVED:
+                gone.append(old)
+            else:
+                refused.append(redact(result.error or result.decision.value))
 
         def audit(conn: sqlite3.Connection) -> None:
             for old in gone:
                 detail = {"target": plan.target, "reason": "no live source left"}
                 self.audit(conn, "synthesise", "REMOVED", old.id, detail, target=plan.target)
 
-        await self.db.write(audit)
+        if gone:
+            await self.db.write(audit)
+        if refused:
+            return SynthesisOutcome(plan.target, "refused", reason="; ".join(refused))
         return SynthesisOutcome(plan.target, "removed", gone[-1].id)
 
     async def _write(self, command: MemoryCommand) -> ToolResult:
@@ -324,4 +334,4 @@ class Profiler(Stage):
 
 def _quotable(sources: tuple[Source, ...]) -> list[Source]:
     """The sources a model may be shown: none that orders the agent or holds a secret."""
-    return [s for s in sources if rules.unquotable(s.text) is None]
+    return [s for s in sources if rules.unquotable(s.text, s.speaker) is None]

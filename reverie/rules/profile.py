@@ -74,17 +74,21 @@ class Source:
     kind: str
     text: str
     place: str = ""
+    speaker: str = "agent"
+    """Who it is read as: ``user`` for a record logged from a conversation turn (never
+    vetted by a tool's checks, so a standing order in it is refused, as the flush refuses
+    one from a user turn), ``agent`` for what the memory tool or a host kept."""
 
 
 @lru_cache(maxsize=4096)
-def unquotable(text: str) -> str | None:
+def unquotable(text: str, speaker: str = "agent") -> str | None:
     """Why a source's text may not be quoted in a synthesis (``None``: it may): an
     instruction aimed at the agent or a dangerous order (as the memory tool refuses them),
     a secret or a control character. Framing is not a reason: it is defanged by
     :func:`quote`. Cached: a week's sources are mostly last week's."""
     if control_problem(text) is not None:
         return "a control character"
-    kind = aimed_at_agent(text, "agent")
+    kind = aimed_at_agent(text, speaker)
     if kind is not None:
         return f"an instruction to the agent ({kind})"
     return "a secret" if has_secret(text) else None
@@ -127,7 +131,7 @@ def quoted_clauses(section: str, sources: Iterable[Source], limit: int) -> list[
     return [
         Clause(section, quote(s.text, limit), (s.id,))
         for s in sources
-        if unquotable(s.text) is None and s.text.strip()
+        if unquotable(s.text, s.speaker) is None and s.text.strip()
     ]
 
 

@@ -55,19 +55,20 @@ def of_entry(
 
 def lessons(
     conn: sqlite3.Connection, namespace: str, kinds: tuple[str, ...], limit: int
-) -> list[tuple[str, str, str, str, str]]:
+) -> list[tuple[str, str, str, str | None]]:
     """The active log records of ``kinds`` (seed 003: corrections, lessons, errors), the
-    most pressing first: ``(id, kind, content, priority, created_at)``."""
+    most pressing first: ``(id, kind, content, session_id)`` — a session id when it was
+    logged from a conversation turn, None when it was learnt by hand."""
     marks = ", ".join("?" for _ in kinds)
     rows = fetchall(
         conn,
-        "SELECT id, kind, content, priority, created_at FROM learning"
+        "SELECT id, kind, content, session_id FROM learning"
         f" WHERE namespace = ? AND kind IN ({marks}) AND status = 'active'"
         " ORDER BY CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1"
         " WHEN 'medium' THEN 2 ELSE 3 END, created_at DESC, rn DESC LIMIT ?",
         (namespace, *kinds, limit),
     )
-    return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
 def topic_sources(
