@@ -1633,8 +1633,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "profile-weekly",
         "reverie/config.py",
-        "    enabled: bool = True\n    interval_h: float = 168.0\n    timeout_s: float = 60.0\n",
-        "    enabled: bool = True\n    interval_h: float = 24.0\n    timeout_s: float = 60.0\n",
+        "    enabled: bool = False\n    interval_h: float = 168.0\n",
+        "    enabled: bool = False\n    interval_h: float = 24.0\n",
         "the profile is synthesised daily instead of weekly",
         ("tests/test_profile.py::test_the_profile_is_weekly",),
     ),

@@ -172,9 +172,13 @@ class ProfilerConfig:
     hand-written entries leave under the cap; under ``min_chars`` of room it skips. A
     quoted entry or record is cut to ``clause_chars``; at most ``max_topics`` topics and
     ``max_lessons`` learning records are named. ``use_model``: a configured model writes
-    the prose (checked; the rules' version is kept when the check fails)."""
+    the prose (checked; the rules' version is kept when the check fails).
 
-    enabled: bool = True
+    Off by default for now: the synthesis is a USER.md / SOUL.md entry like any other, so
+    turning it on changes what ``ns.entries``, search, the graph and the flush's
+    near-duplicate checks see (docs/skills-profile.md lists what that touches)."""
+
+    enabled: bool = False
     interval_h: float = 168.0
     timeout_s: float = 60.0
     user_chars: int = DEFAULT_PROFILE_USER_CHARS

@@ -49,7 +49,8 @@ class Sure:
 @both_backends
 async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, spans: Any) -> None:
     provider, exporter = spans
-    async with reverie.open(tmp_path, tracer_provider=provider, model=Sure()) as rv:
+    on = reverie.Config().with_section("profiler", enabled=True)  # off by default
+    async with reverie.open(tmp_path, tracer_provider=provider, model=Sure(), config=on) as rv:
         table = rv.services.bus.subscriptions()
         for question in ACTOR_OF:  # each question asked once, as its actor asks it
             prompt = Prompt(question, "system", "user", Schema((Field("reasoning"),)))

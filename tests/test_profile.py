@@ -22,6 +22,14 @@ from tests.local_http import base_url, serving
 from tests.test_cli import jcli
 
 WEEK = timedelta(days=7, minutes=1)
+ON = Config().with_section("profiler", enabled=True)  # off by default (see its docs)
+
+
+@pytest.fixture
+def config() -> Config:
+    return ON
+
+
 SETTINGS = ("name: Alice", "timezone: Europe/Oslo")
 PREFERENCES = (
     "Prefers short answers with the code sample first",
@@ -219,7 +227,7 @@ def _filler(i: int, chars: int) -> str:
     return f"Preference {i}: {words}"[:chars]
 
 
-@pytest.mark.parametrize("config", [Config().with_section("profiler", clause_chars=60)])
+@pytest.mark.parametrize("config", [ON.with_section("profiler", clause_chars=60)])
 async def test_within_the_cap_and_hand_entries_never_evicted(
     rv: reverie.Reverie, config: Config
 ) -> None:
@@ -259,7 +267,7 @@ async def test_within_the_cap_and_hand_entries_never_evicted(
     assert await rv.namespace("b").entries("user") == full
 
 
-@pytest.mark.parametrize("config", [Config().with_section("profiler", min_chars=600)])
+@pytest.mark.parametrize("config", [ON.with_section("profiler", min_chars=600)])
 async def test_less_room_than_min_chars_writes_nothing(rv: reverie.Reverie) -> None:
     await seed(rv)
     stage = profiled(await rv.review(force=True))
@@ -337,6 +345,7 @@ def chat_config(server: ChatServer) -> Config:
             "REVERIE_MODEL_URL": f"{base_url(server)}/v1",
             "REVERIE_MODEL_NAME": "tiny-judge",
             "REVERIE_MODEL_RETRIES": "0",
+            "REVERIE_PROFILER_ENABLED": "true",
         },
     )
 
@@ -391,7 +400,7 @@ def test_reverie_profile_prints_the_syntheses_and_their_sources(tmp_path: Path) 
     import anyio
 
     async def main() -> None:
-        async with reverie.open(tmp_path) as rv:
+        async with reverie.open(tmp_path, config=ON) as rv:
             await seed(rv, "default")
             await rv.review(force=True)
 

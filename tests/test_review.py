@@ -38,6 +38,12 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+@pytest.fixture
+def config() -> Config:
+    """Every stage of the pass on, the weekly profile synthesis (off by default) too."""
+    return Config().with_section("profiler", enabled=True)
+
+
 async def save(rv: reverie.Reverie, topic: str, *contents: str, ns: str = "a") -> None:
     async with rv.namespace(ns).session("setup") as s:
         for content in contents:
@@ -159,7 +165,7 @@ async def test_a_stage_over_its_budget_is_cut_and_retried(
 async def test_kill_switches(
     tmp_path: Path, clock: ManualClock, section: str, key: str, stage: str
 ) -> None:
-    config = Config().with_section(section, **{key: False})
+    config = Config().with_section("profiler", enabled=True).with_section(section, **{key: False})
     async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
         await save(rv, "deploy", "The deploy timeout is 30s")
         got = statuses(await rv.review())
