@@ -1671,7 +1671,7 @@ MUTANTS: tuple[Mutant, ...] = (
         'speaker="user" if session else "agent"',
         'speaker="agent"',
         "a record logged from a user's turn is quoted in SOUL.md even when it is a standing order",
-        ("tests/test_injection.py::test_finding1_standing_orders_in_user_turns_are_never_learned",),
+        ("tests/test_profile.py::test_a_standing_order_said_in_a_turn_never_reaches_soul_md",),
     ),
     Mutant(
         "profile-model-checked",
