@@ -15,6 +15,10 @@ class MemoryCommand:
     target: str
     content: str | None
     old_text: str | None
+    dedupe: bool = True
+    """Refuse a near-duplicate of a live entry as a NOOP. Off only for a synthesis that
+    quotes other entries by design (the profiler's): then only an exact repeat is a NOOP.
+    Not a tool argument."""
 
 
 @quick_init

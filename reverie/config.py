@@ -205,6 +205,35 @@ class SkillScoresConfig:
     archive_days: float = 180.0
 
 
+DEFAULT_PROFILE_USER_CHARS = 500
+DEFAULT_PROFILE_SOUL_CHARS = 400
+
+
+@dataclass(frozen=True)
+class ProfilerConfig:
+    """The weekly profile and self-model synthesis (docs/skills-profile.md): at most
+    ``user_chars`` of USER.md and ``soul_chars`` of SOUL.md, never more than the room the
+    hand-written entries leave under the cap; under ``min_chars`` of room it skips. A
+    quoted entry or record is cut to ``clause_chars``; at most ``max_topics`` topics and
+    ``max_lessons`` learning records are named. ``use_model``: a configured model writes
+    the prose (checked; the rules' version is kept when the check fails).
+
+    Off by default for now: the synthesis is a USER.md / SOUL.md entry like any other, so
+    turning it on changes what ``ns.entries``, search, the graph and the flush's
+    near-duplicate checks see (docs/skills-profile.md lists what that touches)."""
+
+    enabled: bool = False
+    interval_h: float = 168.0
+    timeout_s: float = 60.0
+    user_chars: int = DEFAULT_PROFILE_USER_CHARS
+    soul_chars: int = DEFAULT_PROFILE_SOUL_CHARS
+    min_chars: int = 60
+    clause_chars: int = 120
+    max_topics: int = 5
+    max_lessons: int = 8
+    use_model: bool = True
+
+
 DEFAULT_REVIEW_CONCURRENCY = 32
 
 
@@ -453,6 +482,7 @@ class Config:
     promoter: PromoterConfig = field(default_factory=PromoterConfig)
     curator: CuratorConfig = field(default_factory=CuratorConfig)
     skill_scores: SkillScoresConfig = field(default_factory=SkillScoresConfig)
+    profiler: ProfilerConfig = field(default_factory=ProfilerConfig)
     reviewer: ReviewerConfig = field(default_factory=ReviewerConfig)
     actors: ActorConfig = field(default_factory=ActorConfig)
     store: StoreConfig = field(default_factory=StoreConfig)

@@ -299,8 +299,57 @@ class DreamDetails(_Round):
         }
 
 
+@quick_init
+@dataclass(frozen=True, slots=True)
+class SynthesisOutcome:
+    """One synthesis of the profiler's round (``target`` user or soul): ``written`` (a new
+    or replacing entry), ``unchanged``, ``removed`` (no live source left), ``no_room``,
+    ``no_sources`` or ``refused`` (the writer said no: ``reason``); ``author`` rules or
+    model, and why the model's version was not kept (``model_refused``)."""
+
+    target: str
+    outcome: str
+    entry_id: str | None = None
+    chars: int = 0
+    clauses: int = 0
+    author: str = "rules"
+    reason: str | None = None
+    model_refused: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "outcome": self.outcome,
+            "entry_id": self.entry_id,
+            "chars": self.chars,
+            "clauses": self.clauses,
+            "author": self.author,
+            "reason": self.reason,
+            "model_refused": self.model_refused,
+        }
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class ProfilerDetails(_Round):
+    """The profiler's round: the user profile's and the self-model's outcomes."""
+
+    syntheses: tuple[SynthesisOutcome, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **{s.target: s.outcome for s in self.syntheses},
+            "syntheses": [s.to_dict() for s in self.syntheses],
+        }
+
+
 StageDetails: TypeAlias = (
-    LinterDetails | DistillerDetails | PromoterDetails | CuratorDetails | DreamDetails
+    LinterDetails
+    | DistillerDetails
+    | PromoterDetails
+    | CuratorDetails
+    | ProfilerDetails
+    | DreamDetails
 )
 
 

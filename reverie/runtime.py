@@ -34,6 +34,7 @@ from reverie.actors.grapher import Grapher
 from reverie.actors.judging import calls_per_stage
 from reverie.actors.learner import AccessBook, Learner
 from reverie.actors.linter import Linter
+from reverie.actors.profiler import Profiler
 from reverie.actors.promoter import Promoter
 from reverie.actors.reviewer import NOTHING_NEW, Reviewer
 from reverie.actors.skill_reshape import Reshaped
@@ -109,6 +110,7 @@ from reverie.stores import (
     review_state,
     skill_activity,
     skills,
+    syntheses,
     topics,
 )
 from reverie.stores import drafts as drafts_store
@@ -767,6 +769,12 @@ class Namespace:
         written = await anyio.to_thread.run_sync(drawing.draw, graph, path, format)
         return {**graph.to_dict(), "path": str(written), "format": format}
 
+    async def profile(self) -> dict[str, Any]:
+        """The current profile (USER.md) and self-model (SOUL.md) syntheses, each with its
+        clauses, the ids of each clause's sources, and whether each is still grounded in a
+        live source (see docs/skills-profile.md); None for one not written."""
+        return await self.runtime.services.db.read(lambda conn: syntheses.current(conn, self.name))
+
     async def dream_status(self) -> dict[str, Any]:
         """The graph's size, the health score as of now (each metric and its weight), the
         pattern count, the last dream, the next one due, and the long-term counts."""
@@ -1388,6 +1396,7 @@ ACTORS: tuple[type[Writer | Extractor | Flusher | Learner | Grapher | Reviewer |
     Distiller,
     Promoter,
     Curator,
+    Profiler,
     Dreamer,
 )
 """Every actor the design card names, each subscribed to the bus for its own messages."""
@@ -1430,6 +1439,7 @@ def _wire(parts: Parts, vectors: VectorIndex | None) -> dict[type[Actor], Callab
         Distiller: partial(Distiller, judge=judge, **stage),
         Promoter: partial(Promoter, judge=judge, bus=bus, **stage),
         Curator: partial(Curator, judge=judge, **stage),
+        Profiler: partial(Profiler, judge=judge, bus=bus, **stage),
         Dreamer: partial(Dreamer, judge=judge, bus=bus, **stage),
     }
 

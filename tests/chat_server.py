@@ -19,7 +19,12 @@ from tests.local_http import send_json
 GOOD, FAIL, MALFORMED, SLOW, HOLD = "good", "500", "malformed", "slow", "hold"
 
 
+PROFILE = "profiler"
+
+
 def stage_of(payload: dict[str, Any]) -> str:
+    if "profile_sources" in payload:
+        return PROFILE
     if "pairs" in payload:
         return questions.LINT
     if "topic_facts" in payload:
@@ -97,12 +102,27 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == MALFORMED:
             text = _completion('{"reasoning": "cut off mid-answ', body)
         else:
-            answer = self.server.answers.get(stage) or OfflineModel().answer(stage, payload)
+            answer = self.server.answers.get(stage) or _offline(stage, payload)
             text = _completion(json.dumps(answer), body)
         send_json(self, status, text)
 
     def log_message(self, *args: object) -> None:
         pass
+
+
+def _offline(stage: str, payload: dict[str, Any]) -> Any:
+    """The offline rules' answer; for the profile, which has no offline question, each
+    source said in its own words and cited, while they fit (a competent model's answer)."""
+    if stage != PROFILE:
+        return OfflineModel().answer(stage, payload)
+    sentences, used = [], 0
+    for source in payload["profile_sources"]:
+        text = source["text"].rstrip(".") + "."
+        if used + len(text) + 1 > payload["max_chars"]:
+            break
+        sentences.append({"text": text, "sources": source["id"]})
+        used += len(text) + 1
+    return {"reasoning": "each source in its own words", "sentences": sentences}
 
 
 def _completion(content: str, request: dict[str, Any]) -> str:

@@ -49,7 +49,8 @@ class Sure:
 @both_backends
 async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, spans: Any) -> None:
     provider, exporter = spans
-    async with reverie.open(tmp_path, tracer_provider=provider, model=Sure()) as rv:
+    on = reverie.Config().with_section("profiler", enabled=True)  # off by default
+    async with reverie.open(tmp_path, tracer_provider=provider, model=Sure(), config=on) as rv:
         table = rv.services.bus.subscriptions()
         for question in ACTOR_OF:  # each question asked once, as its actor asks it
             prompt = Prompt(question, "system", "user", Schema((Field("reasoning"),)))
@@ -64,14 +65,24 @@ async def test_every_named_actor_is_on_the_bus_and_in_spans(tmp_path: Path, span
         calls = await rv.model_calls("a")
     # one name per actor: the ledger and the call counts use the actors' own names
     asked = {r.actor for r in ledger if r.action == "model_call"}
-    assert asked == {"flusher", "linter", "distiller", "promoter", "dreamer", "grapher", "curator"}
+    # the profiler's question is its own (not one of ACTOR_OF's): asked in its pass
+    assert asked == {
+        "flusher",
+        "linter",
+        "distiller",
+        "promoter",
+        "dreamer",
+        "grapher",
+        "curator",
+        "profiler",
+    }
     assert set(calls) == asked
     assert {r.actor for r in ledger if r.action == "round"} == CARD - {
         "writer",
         "extractor",
         "flusher",
-    } | {"dreamer"}
-    beyond = {"reviewer", "learner", "grapher", "dreamer"}  # beyond seed 000's card
+    } | {"dreamer", "profiler"}
+    beyond = {"reviewer", "learner", "grapher", "dreamer", "profiler"}  # beyond seed 000's card
     subscribed = {actor for _, actor in table}
     assert CARD | beyond == subscribed
     traced = {span.name.split(" ")[0] for span in exporter.get_finished_spans()}

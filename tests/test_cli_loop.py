@@ -42,6 +42,7 @@ def test_review_prints_the_pass_and_its_model_calls(tmp_path: Path) -> None:
         "distiller",
         "promoter",
         "curator",
+        "profiler",
         "dreamer",
     ]
     assert report["model_calls"]["flusher"]["calls"] == 1

@@ -242,10 +242,15 @@ async def test_d4_instructions_to_the_agent_stay_in_the_log_and_are_flagged(
         await rv.wait_idle()
         await s.pre_compact()
         await rv.wait_idle()
-    stored = {t: [e.content for e in await ns.entries(t)] for t, _ in SECTIONS}
-    everything = " ".join(c for found in stored.values() for c in found)
+    entries_of = {t: await ns.entries(t) for t, _ in SECTIONS}
+    everything = " ".join(e.content for found in entries_of.values() for e in found)
     for marker in ("DAN", "AWS", "previous instructions", "whatever I say", "rules", "prompt"):
-        assert marker not in everything, stored
+        assert marker not in everything, entries_of
+    # what was learned by hand or by the flush (the weekly profile synthesis aside)
+    stored = {
+        t: [e.content for e in found if e.created_by != "profiler"]
+        for t, found in entries_of.items()
+    }
     # the preferences are still learned, each in its home
     assert stored["user"] == ["I prefer short answers."]
     assert stored["soul"] == ["Reply in Spanish please."]

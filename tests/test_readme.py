@@ -37,7 +37,7 @@ def test_the_tour_runs(tmp_path: Path) -> None:
 def test_the_loop_example_runs(tmp_path: Path) -> None:
     lines = run_example(1, tmp_path)
     assert lines[0] == "['name: Alice']"
-    assert lines[1] == "['linter', 'distiller', 'promoter', 'curator', 'dreamer']"
+    assert lines[1] == "['linter', 'distiller', 'promoter', 'curator', 'profiler', 'dreamer']"
     assert "'flusher'" in lines[2]  # one question: a durable lesson? (the rest by rules)
 
 

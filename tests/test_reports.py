@@ -43,10 +43,12 @@ from reverie.reports import (
     LinterDetails,
     NamespaceReport,
     OverlapIssue,
+    ProfilerDetails,
     PromoterDetails,
     PromotionOutcome,
     RoundReport,
     StageReport,
+    SynthesisOutcome,
     TopicResult,
 )
 
@@ -176,12 +178,13 @@ async def test_a_round_is_the_dict_of_its_typed_reports(
         "distiller: ran (distilled=2, retry_next_round=4)\n"
         "promoter: ran (candidates=4, promoted=2, deferred_budget=2)\n"
         "curator: ran (dry_run=True)\n"
+        "profiler: disabled\n"
         "dreamer: ran (date=2026-04-01, slot=22:00, timezone=UTC, evening=True,"
         " next_due=2026-04-02T07:00:00.000000+00:00, dry_run=False, insights=2, actions=0,"
         " recalled=0)\n"
         "</reverie-report>"
     )
-    linter, distiller, promoter, curator, _dreamer = ns["stages"]
+    linter, distiller, promoter, curator, _profiler, _dreamer = ns["stages"]
     exactly(
         linter,
         {
@@ -357,7 +360,7 @@ async def test_deferred_rejected_skipped_and_not_due_keep_their_shape(
         later = await rv.review()
         clock.advance(timedelta(days=8))
         third = await rv.review(force=True)
-    linter, distiller, promoter, _, _ = stages(first)
+    linter, distiller, promoter, _, _, _ = stages(first)
     passes = [typed_of(r["namespaces"][0], typed) for r in (first, later, third)]
     lint = {"stage": "linter", "status": "deferred", "conflicts": 1, "new": 1, "unclear": 1}
     exactly(linter, {**lint, "breaker": False, "deferred": "lint model away"})
@@ -479,7 +482,7 @@ async def test_failed_and_over_budget_stages_keep_their_shape(
     monkeypatch.setattr(Curator, "run", broken)
     await save(rv, "t9", "The port is 1")
     report = await rv.review(force=True)
-    linter, distiller, promoter, curator, _ = stages(report)
+    linter, distiller, promoter, curator, _, _ = stages(report)
     exactly(linter, {"stage": "linter", "status": "over_budget"})
     error = "RuntimeError('distiller exploded')"
     exactly(distiller, {"stage": "distiller", "status": "failed", "error": error})
@@ -508,6 +511,7 @@ async def test_failed_and_over_budget_stages_keep_their_shape(
         f"distiller: failed (error={error})\n"
         "promoter: ran (candidates=0)\n"
         f"curator: failed (dry_run=True, error={broke})\n"
+        "profiler: disabled\n"
         "dreamer: ran (date=2025-12-31, slot=22:00, timezone=UTC, evening=True,"
         " next_due=2026-01-01T07:00:00.000000+00:00, dry_run=False, insights=1, actions=0,"
         " recalled=0)\n"
@@ -580,14 +584,15 @@ async def test_passes_that_did_not_run_and_disabled_stages(
         .with_section("distiller", enabled=False)
         .with_section("promoter", promotion_enabled=False)
         .with_section("curator", enabled=False)
+        .with_section("profiler", enabled=False)
         .with_section("dream", enabled=False)
     )
     async with reverie.open(tmp_path / "h2", clock=clock, config=off) as rv:
         await save(rv, "deploy", "The deploy timeout is 30s")
         report = await rv.namespace("a").review(force=True)
-    names = ("linter", "distiller", "promoter", "curator", "dreamer")
+    names = ("linter", "distiller", "promoter", "curator", "profiler", "dreamer")
     assert report["stages"] == [{"stage": name, "status": "disabled"} for name in names]
-    assert report["text"].splitlines()[1:6] == [f"{name}: disabled" for name in names]
+    assert report["text"].splitlines()[1:7] == [f"{name}: disabled" for name in names]
     disabled = tuple(StageReport(name, "disabled") for name in names)
     assert typed_of(report, typed).stages == disabled
 
@@ -612,6 +617,8 @@ SAMPLES: list[Any] = [
     BloatIssue("huge", 599, 200),
     OverlapIssue(("a", "b"), 0.9),
     CuratorDetails((CuratorCandidate("helper", IDLE),), (BloatIssue("huge", 599, 200),)),
+    SynthesisOutcome("user", "written", "ent-1", 120, 3),
+    ProfilerDetails((SynthesisOutcome("soul", "no_room", reason="40 chars free"),)),
     StageReport("linter", "not_due", next_due=IDLE),
     NamespaceReport("a", ran=True, force=False, stages=(StageReport("linter", "disabled"),)),
     RoundReport(False, False, (), "nothing stored yet"),

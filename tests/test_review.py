@@ -38,6 +38,12 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+@pytest.fixture
+def config() -> Config:
+    """Every stage of the pass on, the weekly profile synthesis (off by default) too."""
+    return Config().with_section("profiler", enabled=True)
+
+
 async def save(rv: reverie.Reverie, topic: str, *contents: str, ns: str = "a") -> None:
     async with rv.namespace(ns).session("setup") as s:
         for content in contents:
@@ -55,6 +61,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
         "distiller",
         "promoter",
         "curator",
+        "profiler",
         "dreamer",
     ]
     assert set(statuses(first).values()) == {"ran"}
@@ -68,6 +75,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
         "distiller": "not_due",
         "promoter": "not_due",
         "curator": "not_due",
+        "profiler": "not_due",
         "dreamer": "not_due",  # 06:00: the next dream is at 07:00
     }
     clock.advance(timedelta(hours=18))
@@ -76,6 +84,7 @@ async def test_cooldown_due_checks_and_order(rv: reverie.Reverie, clock: ManualC
         "distiller": "ran",
         "promoter": "not_due",
         "curator": "ran",
+        "profiler": "not_due",
         "dreamer": "ran",
     }
     clock.advance(timedelta(days=6))
@@ -115,6 +124,7 @@ async def test_a_stage_that_raises_does_not_stop_the_others(
         "distiller": "failed",
         "promoter": "ran",
         "curator": "ran",
+        "profiler": "ran",
         "dreamer": "ran",
     }
     distiller = review_stage(report, "distiller")
@@ -149,12 +159,13 @@ async def test_a_stage_over_its_budget_is_cut_and_retried(
         ("distiller", "enabled", "distiller"),
         ("promoter", "promotion_enabled", "promoter"),
         ("curator", "enabled", "curator"),
+        ("profiler", "enabled", "profiler"),
     ],
 )
 async def test_kill_switches(
     tmp_path: Path, clock: ManualClock, section: str, key: str, stage: str
 ) -> None:
-    config = Config().with_section(section, **{key: False})
+    config = Config().with_section("profiler", enabled=True).with_section(section, **{key: False})
     async with reverie.open(tmp_path / "h", clock=clock, config=config) as rv:
         await save(rv, "deploy", "The deploy timeout is 30s")
         got = statuses(await rv.review())

@@ -26,6 +26,7 @@ CURATOR_FAILED = {
     "distiller": "ran",
     "promoter": "ran",
     "curator": "failed",
+    "profiler": "disabled",
     "dreamer": "disabled",
 }
 
@@ -33,8 +34,13 @@ CURATOR_FAILED = {
 @pytest.fixture
 def config() -> reverie.Config:
     """The pass's four seed-000 stages, counted here; the dream (twice a day, its own
-    reads and writes) is measured in tests/test_dream.py."""
-    return reverie.Config().with_section("dream", enabled=False)
+    reads and writes) is measured in tests/test_dream.py, the weekly profile synthesis in
+    tests/test_profile.py."""
+    return (
+        reverie.Config()
+        .with_section("dream", enabled=False)
+        .with_section("profiler", enabled=False)
+    )
 
 
 def statuses(report: dict[str, Any]) -> dict[str, str]:
@@ -78,15 +84,14 @@ async def test_a_pass_that_changes_nothing_but_stamps_commits_twice(
     await remember(rv)
     seen = count_calls(monkeypatch, rv)
     report = await rv.namespace("a").review(force=True)
-    assert [s["status"] for s in report["stages"]] == ["ran"] * 4 + ["disabled"]
+    assert [s["status"] for s in report["stages"]] == ["ran"] * 4 + ["disabled"] * 2
     assert seen == Counter(write=2, read=1)
     rounds = [r.actor for r in await rv.namespace("a").ledger() if r.action == "round"]
     assert rounds == ["linter", "distiller", "promoter", "curator"]
     await remember(rv, ("deploy", "The deploy port is 8080"))  # something new: not quiet
     again = await rv.namespace("a").review(force=True)
-    assert [s["status"] for s in again["stages"]] == ["not_due"] * 4 + [
-        "disabled"
-    ]  # the stamps landed
+    landed = ["not_due"] * 4 + ["disabled"] * 2  # the stamps landed
+    assert [s["status"] for s in again["stages"]] == landed
 
 
 async def test_a_pass_that_distils_still_commits_twice(
@@ -116,7 +121,7 @@ async def test_due_checks_read_nothing_of_their_own(
     await remember(rv, ("deploy", "The deploy region is eu-west-1"))
     seen = count_calls(monkeypatch, rv)
     report = await rv.namespace("a").review()
-    assert [s["status"] for s in report["stages"]] == ["not_due"] * 4 + ["disabled"]
+    assert [s["status"] for s in report["stages"]] == ["not_due"] * 4 + ["disabled"] * 2
     assert all(s["next_due"] for s in report["stages"][:4])
     assert seen == Counter(write=2)
 
@@ -165,6 +170,7 @@ async def test_a_deferred_write_that_fails_fails_its_stage_alone(
         "distiller": "not_due",
         "promoter": "not_due",
         "curator": "ran",
+        "profiler": "disabled",
         "dreamer": "disabled",
     }
 
@@ -299,11 +305,11 @@ async def test_a_stage_with_nothing_to_do_is_not_asked(
 
     monkeypatch.setattr(rv.services.bus, "ask", counted)
     first = await rv.namespace("a").review(force=True)
-    assert [s["status"] for s in first["stages"]] == ["ran"] * 4 + ["disabled"]
+    assert [s["status"] for s in first["stages"]] == ["ran"] * 4 + ["disabled"] * 2
     assert asked == ["ReviewDue", "LintDue", "DistillDue", "PromoteDue", "CurateDue"]
     asked.clear()
     await remember(rv, ("deploy", "The deploy port is 8080"))  # something new: not quiet
     second = await rv.namespace("a").review(force=True)
-    assert [s["status"] for s in second["stages"]] == ["not_due"] * 4 + ["disabled"]
+    assert [s["status"] for s in second["stages"]] == ["not_due"] * 4 + ["disabled"] * 2
     assert all(s["next_due"] for s in second["stages"][:4])
     assert asked == ["ReviewDue"]

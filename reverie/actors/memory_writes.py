@@ -14,11 +14,16 @@ from reverie.bus.messages import ToolCall
 from reverie.commands import MemoryCommand
 from reverie.errors import ToolInputError
 from reverie.results import Decision, ToolResult, Usage
-from reverie.rules.similarity import near_duplicate
+from reverie.rules.similarity import Match, Tier, near_duplicate, normalise
 from reverie.stores import entries, learning
 from reverie.stores.projection import FILES
 from reverie.stores.records import Entry
 from reverie.tools import KEYED_TARGETS, keyed
+
+
+def _exact(new: str, old: str, threshold: float) -> Match | None:
+    """Only the exact tier of :func:`near_duplicate` (``threshold`` unused)."""
+    return Match(Tier.EXACT, 1.0) if normalise(new) == normalise(old) else None
 
 
 def _label(target: str) -> str:
@@ -70,12 +75,13 @@ class MemoryWrites(WriteBase):
         )
 
     def _twin(
-        self, live: list[Entry], content: str, skip: str | None = None
+        self, live: list[Entry], content: str, skip: str | None = None, *, exact: bool = False
     ) -> tuple[Entry, dict[str, Any]] | None:
+        same = _exact if exact else near_duplicate
         for entry in live:
             if entry.id == skip:
                 continue
-            match = near_duplicate(content, entry.content, self.cfg.writer.jaccard_threshold)
+            match = same(content, entry.content, self.cfg.writer.jaccard_threshold)
             if match is not None:
                 return entry, {"tier": match.tier.value, "similarity": round(match.similarity, 3)}
         return None
@@ -117,28 +123,34 @@ class MemoryWrites(WriteBase):
         if cmd.action == "add":
             assert cmd.content is not None
             fresh = self._new_entry(target, cmd.content, session, call.actor)
-            return self._add_entry(conn, call, live, fresh)
+            return self._add_entry(conn, call, live, fresh, dedupe=cmd.dedupe)
         assert cmd.old_text is not None
         entry = self._match(live, cmd.old_text, target)
         match cmd.action:
             case "replace":
                 assert cmd.content is not None
                 fresh = self._new_entry(target, cmd.content, session, call.actor)
-                return self._replace(conn, call, live, entry, fresh)
+                return self._replace(conn, call, live, entry, fresh, dedupe=cmd.dedupe)
             case "remove":
                 return self._remove_entry(conn, call, live, entry)
             case _:
                 return self._reinforce_entry(conn, call, live, entry)
 
     def _add_entry(
-        self, conn: sqlite3.Connection, call: ToolCall, live: list[Entry], fresh: Entry
+        self,
+        conn: sqlite3.Connection,
+        call: ToolCall,
+        live: list[Entry],
+        fresh: Entry,
+        *,
+        dedupe: bool = True,
     ) -> Outcome:
         """A new entry, unless its key already has a value or a live entry says the same."""
         target, session = fresh.target, call.session_id
         same_key = [e for e in live if fresh.key is not None and e.key == fresh.key]
         if same_key:  # a keyed setting changes value in place of its old one
             return self._replace(conn, call, live, same_key[0], fresh)
-        twin = self._twin(live, fresh.content)
+        twin = self._twin(live, fresh.content, exact=not dedupe)
         if twin is not None:
             return self._noop(conn, call, target, "add", fresh.content, *twin)
         self._check_cap(target, live, {"": fresh.rendered})
@@ -227,12 +239,15 @@ class MemoryWrites(WriteBase):
         live: list[Entry],
         old: Entry,
         fresh: Entry,
+        *,
+        dedupe: bool = True,
     ) -> Outcome:
         target = old.target
-        twin = self._twin(live, fresh.content, skip=old.id)
+        twin = self._twin(live, fresh.content, skip=old.id, exact=not dedupe)
         if twin is not None:
             return self._noop(conn, call, target, "replace", fresh.content, *twin)
-        if near_duplicate(fresh.content, old.content, 1.0) is not None:
+        same = near_duplicate if dedupe else _exact
+        if same(fresh.content, old.content, 1.0) is not None:
             return self._noop(
                 conn,
                 call,

@@ -109,6 +109,12 @@ class CurateDue(StageDue):
     """L7, the curator's dry run in a pass."""
 
 
+@quick_init
+@dataclass(frozen=True, slots=True)
+class ProfileDue(StageDue):
+    """The weekly profile and self-model synthesis's turn in a pass (USER.md, SOUL.md)."""
+
+
 class DreamDue(StageDue):
     """Seed 004's dream cycle, last in a pass: due at each of the day's slots."""
 
@@ -118,10 +124,11 @@ REVIEW_ORDER: tuple[tuple[str, type[StageDue]], ...] = (
     ("distiller", DistillDue),
     ("promoter", PromoteDue),
     ("curator", CurateDue),
+    ("profiler", ProfileDue),
     ("dreamer", DreamDue),
 )
-"""The seed's order of a pass (L5 → L4 → L6 → L7), then seed 004's dream: each stage by
-its actor's name."""
+"""The seed's order of a pass (L5 → L4 → L6 → L7), the weekly profile synthesis, then seed
+004's dream: each stage by its actor's name."""
 
 
 @quick_init

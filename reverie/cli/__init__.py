@@ -42,6 +42,7 @@ def _commands() -> ModuleType:
     from reverie.cli import dream as _dream  # noqa: F401
     from reverie.cli import loop as _loop  # noqa: F401  (registers its subcommands)
     from reverie.cli import namespaces as _namespaces  # noqa: F401
+    from reverie.cli import profile as _profile  # noqa: F401
     from reverie.cli import records as _records  # noqa: F401
     from reverie.cli import scores as _scores  # noqa: F401
     from reverie.cli import simulate as _simulate  # noqa: F401

@@ -141,6 +141,7 @@ _BACKGROUND: Final = (
     "distiller",
     "promoter",
     "curator",
+    "profiler",
     "dreamer",
 )
 """Actors whose ledger rows are upkeep, not the day's work."""
@@ -153,7 +154,8 @@ def _stored(conn: sqlite3.Connection, namespace: str, since: str, limit: int) ->
         " FROM facts WHERE namespace = ? AND created_at >= ? AND invalid_at IS NULL"
         " UNION ALL SELECT id, 'entry', content, session_id, updated_at FROM entries"
         " WHERE namespace = ? AND updated_at >= ? AND status = 'live'"
-        " AND target IN ('memory', 'user') ORDER BY 5 DESC LIMIT ?",
+        " AND target IN ('memory', 'user') AND created_by != 'profiler'"  # a synthesis: no news
+        " ORDER BY 5 DESC LIMIT ?",
         (namespace, since, namespace, since, limit),
     )
     return [Said(r[0], r[1], r[2], session_id=r[3]) for r in rows]

@@ -525,4 +525,17 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     );
     CREATE INDEX IF NOT EXISTS skill_scores_name ON skill_scores (namespace, name, id);
     """,
+    # the profile and self-model syntheses: each synthesis entry's clauses and their sources
+    """
+    CREATE TABLE IF NOT EXISTS syntheses (
+        namespace TEXT NOT NULL,
+        entry_id TEXT NOT NULL,
+        target TEXT NOT NULL,
+        author TEXT NOT NULL,
+        clauses TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, entry_id)
+    );
+    CREATE INDEX IF NOT EXISTS syntheses_target ON syntheses (namespace, target, created_at);
+    """,
 )
