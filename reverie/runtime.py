@@ -739,7 +739,7 @@ class Namespace:
     async def learning_graph(self, max_nodes: int = DEFAULT_MAX_NODES) -> dict[str, Any]:
         """The learning graph's data: topics, MEMORY.md and USER.md entries, skills and
         patterns as nodes sized by activity, the links between them, and how many nodes
-        the bound left out (see docs/skills-picture.md)."""
+        the bound left out (see docs/skills.md#the-learning-graph-picture)."""
         return (await self._learning_graph(max_nodes)).to_dict()
 
     async def _learning_graph(self, max_nodes: int) -> LearningGraph:
@@ -772,7 +772,7 @@ class Namespace:
     async def profile(self) -> dict[str, Any]:
         """The current profile (USER.md) and self-model (SOUL.md) syntheses, each with its
         clauses, the ids of each clause's sources, and whether each is still grounded in a
-        live source (see docs/skills-profile.md); None for one not written."""
+        live source (see docs/skills.md#profile-and-self-model-synthesis); None for one not written."""
         return await self.runtime.services.db.read(lambda conn: syntheses.current(conn, self.name))
 
     async def dream_status(self) -> dict[str, Any]:

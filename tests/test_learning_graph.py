@@ -1,5 +1,5 @@
 """The learning graph (issue 13): memory × skills as nodes sized by activity, edges from
-links the stores hold, drawn as an SVG or a PNG (docs/skills-picture.md)."""
+links the stores hold, drawn as an SVG or a PNG (docs/skills.md#the-learning-graph-picture)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ knows — topics, MEMORY.md and USER.md entries, skills, patterns — as nodes s
 much each is used, and edges where a skill or pattern was learned from or cites a record.
 
 Pure: reads one connection, writes nothing. Every edge is a link the stores already hold
-(docs/skills-picture.md lists the kinds):
+(docs/skills.md#the-learning-graph-picture lists the kinds):
 
 - ``session``: a skill was created or patched in a session (its ledger row) that also wrote
   the entry, or a live fact of the topic;
