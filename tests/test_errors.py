@@ -97,6 +97,23 @@ SKILLS_TO_RESHAPE = {
 }
 
 
+GAPS = (
+    (
+        "How do I rotate the TLS certificate on the staging proxy?",
+        "Export the quarter's invoices to a spreadsheet.",
+    ),
+    (
+        "The staging proxy TLS certificate expires, rotate it please.",
+        "I need the invoices of this quarter as a spreadsheet.",
+    ),
+    (
+        "Rotate the staging TLS certificate on the proxy again?",
+        "Quarter invoices to a spreadsheet again, please.",
+    ),
+)
+"""Two needs asked in three sessions each: the curator drafts both (accept and reject)."""
+
+
 async def prepare(home: Path) -> dict[str, Any]:
     """A home with something to act on: a corrected fact (restorable), an entry, a skill."""
     async with reverie.open(home, clock=ManualClock(datetime(2026, 1, 1, tzinfo=UTC))) as rv:
@@ -125,12 +142,21 @@ async def prepare(home: Path) -> dict[str, Any]:
             for name, content in SKILLS_TO_RESHAPE.items():
                 args = {"action": "create", "name": name, "content": content}
                 ok(await s.call_tool("skill_manage", args), "CREATED")
+        for i, (cert, invoice) in enumerate(GAPS):  # two gaps, each asked in three sessions
+            async with ns.session(f"gap-{i}") as s:
+                await s.turn(user=cert, assistant="Renew it with certbot, then reload nginx.")
+                await s.turn(user=invoice, assistant="Open billing, filter the quarter, export.")
         await rv.wait_idle()
         ok(await ns.consolidate_skills(apply=True), "PATCHED")  # a merge to undo
         ok(await ns.patch_skills(apply=True), "PATCHED")  # a trim to undo
+        await ns.review(force=True)  # the curator drafts the two gaps
+        drafted = [d.name for d in await ns.skill_drafts()]
+        assert len(drafted) == 2, drafted
         await ns.dream()  # a dream report to read
     fid = first["entry_id"]
     return {
+        "accept_draft": ((drafted[0],), {}),
+        "reject_draft": ((drafted[1],), {}),
         "restore": ((fid,), {}),
         "chain": ((fid,), {}),
         **{name: ((fid,), {}) for name in ("record", "access_history", "promote", "recall")},
