@@ -1638,8 +1638,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "picture-archived-skills",
         "reverie/skills/picture.py",
-        "FROM skills s WHERE s.namespace = ? AND s.archived_at IS NULL",
-        "FROM skills s WHERE s.namespace = ?",
+        "registered = skills.registered(conn, namespace)",
+        "registered = skills.every(conn, namespace)",
         "archived skills are drawn",
         ("tests/test_learning_graph.py::test_the_nodes_are_the_live_records",),
     ),

@@ -211,7 +211,8 @@ DEFAULT_PROFILE_SOUL_CHARS = 400
 
 @dataclass(frozen=True)
 class ProfilerConfig:
-    """The weekly profile and self-model synthesis (docs/skills.md#profile-and-self-model-synthesis): at most
+    """The weekly profile and self-model synthesis
+    (docs/skills.md#profile-and-self-model-synthesis): at most
     ``user_chars`` of USER.md and ``soul_chars`` of SOUL.md, never more than the room the
     hand-written entries leave under the cap; under ``min_chars`` of room it skips. A
     quoted entry or record is cut to ``clause_chars``; at most ``max_topics`` topics and
@@ -220,7 +221,8 @@ class ProfilerConfig:
 
     Off by default for now: the synthesis is a USER.md / SOUL.md entry like any other, so
     turning it on changes what ``ns.entries``, search, the graph and the flush's
-    near-duplicate checks see (docs/skills.md#profile-and-self-model-synthesis lists what that touches)."""
+    near-duplicate checks see (docs/skills.md#profile-and-self-model-synthesis lists what
+    that touches)."""
 
     enabled: bool = False
     interval_h: float = 168.0

@@ -772,7 +772,8 @@ class Namespace:
     async def profile(self) -> dict[str, Any]:
         """The current profile (USER.md) and self-model (SOUL.md) syntheses, each with its
         clauses, the ids of each clause's sources, and whether each is still grounded in a
-        live source (see docs/skills.md#profile-and-self-model-synthesis); None for one not written."""
+        live source (see docs/skills.md#profile-and-self-model-synthesis); None for one not
+        written."""
         return await self.runtime.services.db.read(lambda conn: syntheses.current(conn, self.name))
 
     async def dream_status(self) -> dict[str, Any]:

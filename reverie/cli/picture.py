@@ -1,6 +1,6 @@
 """``reverie graph --format svg|png -o FILE``: the learning graph drawn (issue 13; see
-docs/skills.md#the-learning-graph-picture). The ``graph`` command itself is seed 004's (``reverie.cli.dream``);
-with ``-o`` it draws instead of projecting the M-FLOW graph."""
+docs/skills.md#the-learning-graph-picture). The ``graph`` command itself is seed 004's
+(``reverie.cli.dream``); with ``-o`` it draws instead of projecting the M-FLOW graph."""
 
 from __future__ import annotations
 
