@@ -16,7 +16,7 @@ import reverie
 from reverie import Config, ManualClock
 from reverie.model import questions
 from reverie.skills import drafts
-from reverie.skills.gaps import ERROR, PROCEDURE, REQUEST, Signal, gaps, stale
+from reverie.skills.gaps import ERROR, PROCEDURE, REQUEST, Signal, content_words, gaps, stale
 from reverie.skills.writing import rules_draft
 from reverie.stores.records import Skill
 from tests.chat_server import ChatServer
@@ -503,3 +503,26 @@ def test_a_trigger_phrase_is_heard_only_whole() -> None:
     assert stale([tf], apart, "2025-12-01T00:00:00+00:00") == []  # too young to judge
     used = Skill(**{**tf.to_dict(), "last_used_at": "2026-02-15T00:00:00+00:00"})
     assert stale([used], apart, cutoff) == []  # the host reported a use since: in use
+
+
+def test_a_stored_value_asked_about_again_is_no_gap() -> None:
+    """Memory answers a value an earlier session stored: a turn that restates or looks it
+    up is no request, and a gap whose core words one stored value holds is none either; a
+    turn that carried a secret is never a signal. A request stored in its own session, and
+    a real ask, stay."""
+    value = "The staging db host is pg-stage-1.internal"
+    known = [("s0", content_words(value))]
+    assert drafts.about_a_known_value("whats our staging db host again?", "s3", known)
+    assert not drafts.about_a_known_value("whats our staging db host again?", "s0", known)
+    assert not drafts.about_a_known_value("How do I rotate the staging TLS cert?", "s3", known)
+    assert drafts.about_a_known_value("the key is [redacted aws-access-key]", "s3", known)
+    hedged = (
+        "i think the staging db host changed recently",
+        "maybe the staging db host moved last week",
+        "someone renamed the staging db host yesterday",
+    )
+    assert not any(drafts.about_a_known_value(t, f"s{i + 1}", known) for i, t in enumerate(hedged))
+    asks = [Signal(REQUEST, i, f"s{i + 1}", t) for i, t in enumerate(hedged)]
+    seen = drafts.Look(asks, [], [], [], [content_words(value)])
+    assert drafts.found(seen, Config()) == []
+    assert [g.kind for g in drafts.found(drafts.Look(asks, [], [], []), Config())] == [REQUEST]

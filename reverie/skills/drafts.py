@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from reverie.clock import iso
 from reverie.config import Config
@@ -21,6 +21,7 @@ from reverie.skills.gaps import (
     REQUEST,
     Gap,
     Signal,
+    content_words,
     gaps,
     same_gap,
     stale,
@@ -45,6 +46,8 @@ class Look:
     said: list[str | None]
     skills: list[Any]
     drafts: list[store.SkillDraft]
+    values: list[frozenset[str]] = field(default_factory=list)
+    """The content words of every stored value (see :func:`known_values`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,38 @@ def draft_dir(projector: Projector, namespace: str, name: str) -> Path:
     return projector.namespace_dir(namespace) / "skills" / DRAFTS_DIR / name
 
 
+KNOWN_SHARE: Final = 2 / 3
+"""A turn whose content words are this much one stored value's words is about that value."""
+
+
+def known_values(conn: sqlite3.Connection, namespace: str) -> list[tuple[str, frozenset[str]]]:
+    """Every value the stores hold (facts, current or not, and entries), with the session
+    that stored it: what memory answers, so no skill is needed for it."""
+    rows = fetchall(
+        conn,
+        "SELECT coalesce(session_id, ''), content FROM facts WHERE namespace = ?"
+        " UNION ALL SELECT coalesce(session_id, ''), content FROM entries WHERE namespace = ?",
+        (namespace, namespace),
+    )
+    return [(session, words) for session, text in rows if (words := content_words(text))]
+
+
+def about_a_known_value(text: str, session: str, known: list[tuple[str, frozenset[str]]]) -> bool:
+    """A user turn that states, restates, corrects or looks up a value an earlier session
+    stored ("whats our billing cutoff day again", "redis cache ttl: 5 min") asks for no
+    capability: memory answers it. So does a turn that carried a secret (redacted), which
+    no draft may quote. Judged by words: most of the turn's content words are one stored
+    value's (from another session — a request stored as a fact in its own session is
+    still a request)."""
+    if "[redacted" in text:
+        return True
+    words = content_words(text)
+    if len(words) < 2:
+        return False
+    need = KNOWN_SHARE * len(words)
+    return any(s != session and len(words & value) >= need for s, value in known)
+
+
 def look(conn: sqlite3.Connection, namespace: str, now: datetime, config: Config) -> Look:
     """The window's turns as signals, the registered skills and every draft."""
     cfg = config.drafts
@@ -70,6 +105,7 @@ def look(conn: sqlite3.Connection, namespace: str, now: datetime, config: Config
     window = iso(now - timedelta(days=cfg.window_days))
     signals: list[Signal] = []
     said: list[str | None] = []
+    known = known_values(conn, namespace)
     stale_from = iso(now - timedelta(days=cfg.stale_days))
     for eid, session, user, assistant, ts in fetchall(
         conn,
@@ -81,7 +117,7 @@ def look(conn: sqlite3.Connection, namespace: str, now: datetime, config: Config
             said.append(user)
         if ts < window:
             continue
-        if user:
+        if user and not about_a_known_value(user, session, known):
             signals.append(Signal(REQUEST, eid, session, user, assistant))
         if len(steps(assistant)) >= cfg.min_steps:
             signals.append(Signal(PROCEDURE, eid, session, assistant))
@@ -93,13 +129,19 @@ def look(conn: sqlite3.Connection, namespace: str, now: datetime, config: Config
         (namespace, window),
     ):
         signals.append(Signal(ERROR, eid, session, text))
-    return Look(signals, said, skills.registered(conn, namespace), store.every(conn, namespace))
+    values = [words for _, words in known]
+    drafts = store.every(conn, namespace)
+    return Look(signals, said, skills.registered(conn, namespace), drafts, values)
 
 
 def found(seen: Look, config: Config) -> list[Gap]:
     """The ranked gaps of a look, the top ``top_n`` of them."""
     decided = [(d.gap_key, d.evidence) for d in seen.drafts if d.state != "draft"]
-    return gaps(seen.signals, seen.skills, decided, config.drafts)[: config.drafts.top_n]
+    ranked = gaps(seen.signals, seen.skills, decided, config.drafts)
+    # a gap whose every core word one stored value holds is that value asked about again
+    # ("the staging db host" in nine sessions): memory answers it, no skill is missing
+    asked = [g for g in ranked if not any(set(g.core) <= value for value in seen.values)]
+    return asked[: config.drafts.top_n]
 
 
 def as_drafts(
