@@ -151,9 +151,11 @@ def render(result: dict[str, Any], home: Path) -> None:
     )
     skills = result["skills"]
     tiers = ", ".join(f"{skills['marks'][t]} {t} {n}" for t, n in skills["tiers"].items())
+    uses = skills["uses"]
+    answers = ", ".join(f"{d} {n}" for d, n in uses.items()) or "none"
     out.print(
         f"skill tiers: {tiers} ({skills['registered']} skills, mean score "
-        f"{skills['mean_score']}); uses reported: {skills['uses']}"
+        f"{skills['mean_score']}); {sum(uses.values())} uses reported (answers: {answers})"
     )
     out.print(_prefetch_line(result["prefetch"]))
     if q["junk"]:
