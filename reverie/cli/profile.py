@@ -18,6 +18,7 @@ from reverie.cli.app import (
     app,
     out,
 )
+from reverie.runtime import Namespace
 
 
 @app.command()
@@ -30,13 +31,19 @@ def profile(
 ) -> None:
     """The weekly profile and self-model syntheses, with the sources of every value."""
     edge = _edge(home, config_file, otlp, as_json=as_json)
-    found: dict[str, Any] = _with_ns(edge, namespace, lambda ns: ns.profile())
+
+    async def read(ns: Namespace) -> tuple[dict[str, Any], bool]:
+        return await ns.profile(), ns.runtime.config.profiler.enabled
+
+    found, enabled = _with_ns(edge, namespace, read)
+    why = "it is written by the weekly review" if enabled else "the profiler is off: [profiler]"
+    why += "" if enabled else " enabled = true, or REVERIE_PROFILER_ENABLED=true, turns it on"
 
     def human() -> None:
         for target, label in (("user", "USER.md"), ("soul", "SOUL.md")):
             one = found[target]
             if one is None:
-                out.print(f"{label}: no synthesis yet (it is written by the weekly review)")
+                out.print(f"{label}: no synthesis yet ({why})", markup=False, highlight=False)
                 continue
             state = "grounded" if one["grounded"] else "not grounded"
             out.print(f"[bold]{label}[/bold] {one['entry_id']} ({one['author']}, {state})")
