@@ -1876,8 +1876,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "drafts-top-n",
         "reverie/skills/drafts.py",
-        "return gaps(seen.signals, seen.skills, decided, config.drafts)[: config.drafts.top_n]",
-        "return gaps(seen.signals, seen.skills, decided, config.drafts)",
+        "return asked[: config.drafts.top_n]",
+        "return asked",
         "a pass drafts every gap, not the top N",
         ("tests/test_skill_drafts.py::test_a_pass_drafts_only_the_top_n",),
     ),
