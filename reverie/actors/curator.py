@@ -44,11 +44,8 @@ from reverie.skills.drafts import save as save_drafts
 from reverie.stores import ledger, namespaces, skill_activity, skills
 from reverie.stores.projection import Projector
 from reverie.stores.records import LedgerRecord, Skill
+from reverie.stores.skill_activity import idle_since
 from reverie.telemetry.tracing import trace_id_hex
-
-
-def idle_since(skill: Skill) -> str:
-    return skill.last_used_at or skill.updated_at or skill.created_at
 
 
 def skill_dir(projector: Projector, namespace: str, name: str) -> Path:

@@ -31,6 +31,7 @@ from reverie.stores import skill_activity as skill_activity_store
 from reverie.stores import skills
 from reverie.stores.db import fetchall
 from reverie.stores.patterns import same_lesson, subject_words
+from reverie.stores.records import Skill
 
 NODE_KINDS: Final = ("topic", "memory", "user", "skill", "pattern")
 EDGE_KINDS: Final = ("session", "member", "names", "quotes")
@@ -158,11 +159,12 @@ def _add_entries(conn: sqlite3.Connection, namespace: str, known: _Known) -> Non
             known.sessions.setdefault(session, set()).add(eid)
 
 
-def skill_activity(conn: sqlite3.Connection, namespace: str, now: datetime) -> dict[str, float]:
+def skill_activity(
+    conn: sqlite3.Connection, namespace: str, now: datetime, registered: list[Skill]
+) -> dict[str, float]:
     """Each registered skill's activity: one, plus its activity score (seed 004's calls ×
     quality × decay on 0–100, :mod:`reverie.skills.scores`) over :data:`SCORE_PER_POINT`,
     so a 🔥 skill (≥ 80) weighs as much as a record read some sixteen times."""
-    registered = skills.registered(conn, namespace)
     found = skill_activity_store.activities(conn, namespace, registered, now)
     return {name: 1.0 + a.score / SCORE_PER_POINT for name, a in found.items()}
 
@@ -171,18 +173,11 @@ def _add_skills(
     conn: sqlite3.Connection, namespace: str, now: datetime, known: _Known
 ) -> dict[str, str]:
     """The skill nodes; returns each one's body (what it names and quotes)."""
-    bodies = {
-        str(name): str(body)
-        for name, body in fetchall(
-            conn,
-            "SELECT name, body FROM skills WHERE namespace = ? AND archived_at IS NULL",
-            (namespace,),
-        )
-    }
-    for name, activity in skill_activity(conn, namespace, now).items():
+    registered = skills.registered(conn, namespace)
+    for name, activity in skill_activity(conn, namespace, now, registered).items():
         nid = f"skill:{name}"
         known.nodes[nid] = Node(nid, "skill", short(name), activity)
-    return {f"skill:{name}": str(body) for name, body in bodies.items()}
+    return {f"skill:{s.name}": s.body for s in registered}
 
 
 def _add_patterns(conn: sqlite3.Connection, namespace: str, known: _Known) -> dict[str, Any]:
